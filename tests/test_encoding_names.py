@@ -164,8 +164,9 @@ def test_a_lone_surrogate_is_no_single_token_and_says_so(tok, tiktoken_o200k):
         with pytest.raises(UnicodeEncodeError) as caught:
             kind.encode_single_token("a\ud800")
         assert isinstance(caught.value, TokenizerError)
-        assert str(caught.value) == ("encode_single_token: '\\ud800' at character 1 is a lone surrogate, "
-                                     "which has no UTF-8 bytes and so is in no token")
+        assert str(caught.value) == ("encode_single_token: '\\ud800' at character 1 is a surrogate code point "
+                                     "(no character: even a pair of them in a str is two), which has no UTF-8 "
+                                     "bytes and so is in no token")
 
 
 # -- SGPE ----------------------------------------------------------------------------------

@@ -396,7 +396,7 @@ def test_two_processes_saving_into_one_directory_take_turns(tmp_path):
         import sys, warnings
         from wwho.savedir import save_files
         warnings.simplefilter("error")  # a sibling "left alone" is a warning: fail on it
-        warnings.filterwarnings("ignore", message=".*another process is saving")  # (the turns, said)
+        warnings.filterwarnings("ignore", message=".*waiting for another wwho save")  # (the turns, said)
         target, tag = sys.argv[1], sys.argv[2]
         for i in range(60):
             save_files(target, {"a.json": f"{tag}{i}".encode() * 1000, "b.json": tag.encode()}, kind="x")
@@ -418,14 +418,17 @@ def test_a_save_that_waits_for_another_process_says_so(tmp_path):
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
         import sys, time
         from pathlib import Path
-        from wwho.savedir import _folder_lock
-        with _folder_lock(Path(sys.argv[1])):
-            print("held", flush=True)
-            time.sleep(1)
+        from wwho.savedir import _lock_folder, _unlock_folder
+        fd = _lock_folder(Path(sys.argv[1]), Path(sys.argv[1]) / "other")
+        print("held", flush=True)
+        time.sleep(1)
+        _unlock_folder(fd)
     """), str(tmp_path)], stdout=subprocess.PIPE)
     assert holder.stdout.readline() == b"held\n"
-    with pytest.warns(WwhoWarning, match="another process is saving into this folder; waiting for it"):
+    with pytest.warns(WwhoWarning, match=f"out: waiting for another wwho save into {re.escape(str(tmp_path))} "
+                                         r"\(of another process, or another thread of this one\) to finish") as said:
         save_files(tmp_path / "out", {"a.json": b"1"}, kind="x")
+    assert said[0].filename == __file__  # the caller's line, as every warning of wwho's names
     assert holder.wait(timeout=60) == 0  # (the save went on once the other one was done)
     assert (tmp_path / "out" / "a.json").read_bytes() == b"1"
 
@@ -435,15 +438,16 @@ def test_a_child_forked_during_a_save_does_not_keep_the_folders_lock(tmp_path):
     parent's save for as long as the child runs, and hold every other process's save off."""
     import fcntl
 
-    from wwho.savedir import _folder_lock
+    from wwho.savedir import _lock_folder, _unlock_folder
 
     ready, up = os.pipe()
-    with _folder_lock(tmp_path):
-        pid = os.fork()
-        if pid == 0:  # the child (its fork handlers have run): runs on well past the parent's save
-            os.write(up, b"1")
-            time.sleep(1)
-            os._exit(0)
+    fd = _lock_folder(tmp_path, tmp_path / "out")
+    pid = os.fork()
+    if pid == 0:  # the child (its fork handlers have run): runs on well past the parent's save
+        os.write(up, b"1")
+        time.sleep(1)
+        os._exit(0)
+    _unlock_folder(fd)
     os.read(ready, 1)
     os.close(ready), os.close(up)
     try:
@@ -469,6 +473,14 @@ def test_refusals(tmp_path):
                                              "does not exist"):
             save_files(target, {"a.json": b"1"}, kind="x")
     assert not (tmp_path / "gone").exists()
+    os.symlink("dangling", tmp_path / "chain")  # a link to the dangling link: the end is named
+    with pytest.raises(WriteError, match=f"chain: is a symbolic link to dangling, which leads to "
+                                         f"{re.escape(str(tmp_path / 'gone'))}, which does not exist"):
+        save_files(tmp_path / "chain", {"a.json": b"1"}, kind="x")
+    os.symlink("loop", tmp_path / "loop")  # a bare RuntimeError from deep inside pathlib before
+    for target in (tmp_path / "loop", tmp_path / "loop" / "below"):
+        with pytest.raises(WriteError, match="is a symbolic link to loop that loops"):
+            save_files(target, {"a.json": b"1"}, kind="x")
     (tmp_path / "d" / "a.json").mkdir(parents=True)
     with pytest.raises(WriteError, match="is a directory"):
         save_files(tmp_path / "d", {"a.json": b"1"}, kind="x")

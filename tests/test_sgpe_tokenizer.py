@@ -108,7 +108,6 @@ def test_strict_decode_refuses_what_is_no_utf8_surrogates_included(tokenizers):
     assert tok.decode(tok.encode("ශ්‍රී"), errors="strict") == "ශ්‍රී"
 
 
-
 @given(parts=st.lists(st.one_of(st.text(st.characters(blacklist_categories=("Cs",)), max_size=4),
                                 st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF),
                                 st.just(b"\xff")), max_size=12),
@@ -128,6 +127,20 @@ def test_a_lone_surrogate_decodes_alike_whatever_bytes_are_around_it(tokenizers,
             ids += tok.encode(part)
             expected.append(part)
     assert tok.decode(ids, errors=errors) == "".join(expected)
+
+
+def test_surrogate_handlers_take_all_of_the_bytes(tokenizers):
+    """surrogatepass names the bad byte's place in all of the bytes (not in the stretch after the
+    last surrogate); surrogateescape's text encodes back to the very bytes."""
+    tok = tokenizers["sinhala"]
+    ids = tok.encode("ab\ud800cd") + [tok.encode_single_token(b"\xff")]
+    with pytest.raises(UnicodeDecodeError) as caught:
+        tok.decode(ids, errors="surrogatepass")
+    assert (caught.value.start, caught.value.text) == (7, "ab\ud800cd")
+    assert "at byte 7" in str(caught.value)
+    ids = tok.encode("a\udc80") + [tok.encode_single_token(b"\x80")]
+    text = tok.decode(ids, errors="surrogateescape")
+    assert text.encode("utf-8", "surrogateescape") == tok.decode_bytes(ids)
 def test_encode_batch_and_tokenize(tokenizers):
     tok = tokenizers["sinhala"]
     texts = ["ශ්‍රී ලංකාව", "", "abc ලංකා"]

@@ -40,11 +40,13 @@ class NotUTF8Error(TokenizerError, UnicodeDecodeError):
         self.message, self.text = message, text
 
     @classmethod
-    def of(cls, cause: UnicodeDecodeError, note: str = "") -> NotUTF8Error:
+    def of(cls, cause: UnicodeDecodeError, note: str = "", text: str | None = None) -> NotUTF8Error:
         """The error for ``cause``, a UTF-8 decode's (``note``: what follows the message). Its
-        ``text`` keeps a lone surrogate before the bad bytes: ``errors="surrogatepass"`` let it pass."""
+        ``text`` (unless given) keeps a lone surrogate before the bad bytes: ``errors="surrogatepass"``
+        let it pass."""
         bad = bytes(cause.object[cause.start:cause.end])
-        text = bytes(cause.object[:cause.start]).decode("utf-8", "surrogatepass")
+        if text is None:
+            text = bytes(cause.object[:cause.start]).decode("utf-8", "surrogatepass")
         return cls(f"the tokens' bytes are not UTF-8 ({cause.reason}: {bad!r} at byte {cause.start:,}){note}", cause, text)
 
     def __str__(self) -> str:
@@ -67,8 +69,8 @@ class SurrogateError(TokenizerError, UnicodeEncodeError):
     @classmethod
     def of(cls, cause: UnicodeEncodeError, what: str) -> SurrogateError:
         bad = cause.object[cause.start:cause.end]
-        return cls(f"{what}: {bad!r} at character {cause.start:,} is a lone surrogate, which has no UTF-8 "
-                   "bytes and so is in no token", cause)
+        return cls(f"{what}: {bad!r} at character {cause.start:,} is a surrogate code point (no character: "
+                   "even a pair of them in a str is two), which has no UTF-8 bytes and so is in no token", cause)
 
     def __str__(self) -> str:
         return self.message

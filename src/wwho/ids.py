@@ -293,17 +293,29 @@ def utf8_keeping_surrogates(data: bytes, errors: str) -> str:
     """``data`` as text, each lone surrogate's bytes as that surrogate and every other byte that
     is not UTF-8 as ``errors`` says: the same for the same bytes whatever is around them
     (``"surrogatepass"`` alone would raise on the others, and ``errors`` alone would replace
-    the surrogates too, so that one bad byte elsewhere changed them)."""
+    the surrogates too, so that one bad byte elsewhere changed them). Two handlers take the
+    whole text as they would: ``"surrogatepass"`` (which refuses the other bytes, naming their
+    place in all of ``data``) and ``"surrogateescape"``, whose text encodes back to ``data``
+    only where every byte it cannot decode, a surrogate's included, is escaped."""
     try:
         return data.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError:
         pass
-    parts, start = [], 0
-    for match in _SURROGATE_BYTES.finditer(data):
-        parts.append(utf8_text(data[start:match.start()], errors))
-        parts.append(match.group().decode("utf-8", "surrogatepass"))
-        start = match.end()
-    parts.append(utf8_text(data[start:], errors))
+    if errors in ("surrogatepass", "surrogateescape"):
+        return utf8_text(data, errors)
+    parts: list[str] = []
+    start = 0
+    for match in [*_SURROGATE_BYTES.finditer(data), None]:
+        end = len(data) if match is None else match.start()
+        try:
+            parts.append(data[start:end].decode("utf-8", errors))
+        except UnicodeDecodeError as exc:  # a handler that refuses: the place in all of the bytes
+            whole = UnicodeDecodeError(exc.encoding, data, start + exc.start, start + exc.end, exc.reason)
+            before = "".join(parts) + data[start:start + exc.start].decode("utf-8", "surrogatepass")
+            raise NotUTF8Error.of(whole, text=before) from None
+        if match is not None:
+            parts.append(match.group().decode("utf-8", "surrogatepass"))
+            start = match.end()
     return "".join(parts)
 
 

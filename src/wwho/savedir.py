@@ -69,6 +69,7 @@ from wwho.background import interrupts_held
 from wwho.errors import VocabError, WriteError, printable
 from wwho.fileio import json_bytes, tokenizer_path
 from wwho.manifest import MANIFEST, MANIFEST_FORMAT, listed, matches, plain_name, read_manifest, sha256
+from wwho.notices import warn
 from wwho.save_recovery import MARKER, MARKER_FORMAT, MARKER_NEXT, read_marker, recover, settle
 
 #: The files a loader looks for in a directory, in this order: the first one there decides what the
@@ -123,12 +124,22 @@ def check_target(directory: str | os.PathLike) -> Path:
 
 def _refuse_dangling(path: Path, advice: str) -> None:
     """A :class:`WriteError` where ``path``, or the nearest of its folders that is there, is a
-    symbolic link to nothing (which no save can make a directory of)."""
+    symbolic link to nothing, or one that loops (which no save can make a directory of)."""
     for p in (path, *path.absolute().parents):
         if p.is_symlink() and not p.exists():
             where = "is" if p == path else f"{p} is"
-            raise WriteError(f"{path}: {where} a symbolic link to {printable(os.readlink(p))}, which does not "
-                             f"exist; make that directory, or {advice}")
+            link = printable(os.readlink(p))
+            try:
+                os.stat(p)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise WriteError(f"{path}: {where} a symbolic link to {link} that loops (a link leads back "
+                                     f"to itself); {advice}") from None
+            end = os.path.realpath(p)
+            direct = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(p)), os.readlink(p))) == end
+            leads = "" if direct else f", which leads to {printable(end)}"  # (a chain of links)
+            raise WriteError(f"{path}: {where} a symbolic link to {link}{leads}, which does not exist; make that "
+                             f"directory, or {advice}")
         if p.exists():
             return
 
@@ -146,68 +157,84 @@ def _refuse_foreign_markers(target: Path) -> None:
 #: Saves of this process into one directory go one at a time (a lock for each of a fixed number of
 #: groups of paths): two threads saving into one directory at once each took the other's exchanged
 #: directory for a leftover, and left whole old saves beside it as hidden siblings. Saves of other
-#: processes are held off by :func:`_folder_lock`.
+#: processes are held off by :func:`_lock_folder`.
 def _save_locks() -> list[threading.RLock]:
     return [threading.RLock() for _ in range(64)]
 
 
 _SAVES = _save_locks()
 
-#: Descriptors holding a folder's lock (:func:`_folder_lock`) for a save of this process.
+#: Descriptors holding a folder's lock (:func:`_lock_folder`) for a save of this process, and the
+#: guard that keeps a ``fork`` from copying one between its opening and its entry here (or between
+#: its close and its removal), which the child would then keep open, and the lock held, for its life.
 _FOLDER_LOCKS: set[int] = set()
+_FOLDER_GUARD = threading.Lock()
 
 
 def _fresh_locks() -> None:
     """A child made by ``fork`` gets its own locks (one held by another thread at the fork would be
     copied held, and nobody in the child would release it), and closes its copies of the descriptors
     holding folders' locks (the lock stays the parent's, and goes when the parent's save ends)."""
-    global _SAVES
+    global _SAVES, _FOLDER_GUARD
     _SAVES = _save_locks()
     for fd in list(_FOLDER_LOCKS):
         with contextlib.suppress(OSError):
             os.close(fd)
     _FOLDER_LOCKS.clear()
+    _FOLDER_GUARD = threading.Lock()
 
 
-@contextlib.contextmanager
-def _folder_lock(folder: Path):
-    """Saves of other processes into ``folder`` held off while this one runs: an exclusive
-    ``flock`` on the folder itself (no file is made; the system drops it when a process ends,
-    killed or not). Two processes saving into one directory at once left whole old saves beside
-    it as hidden siblings, as two threads did. Where it cannot be taken (no such folder yet, a
-    system or network filesystem without ``flock``) the save goes on without it."""
+def _lock_folder(folder: Path, target: Path) -> int | None:
+    """Hold off saves of other processes (and of this one's other threads) into ``folder``, where
+    ``target`` is saved: an exclusive ``flock`` on the folder itself, taken until
+    :func:`_unlock_folder` (no file is made; the system drops it when a process ends, killed or
+    not). Two processes saving into one directory at once left whole old saves beside it as hidden
+    siblings, as two threads did. Where it cannot be taken (no such folder yet, one that cannot be
+    opened, a system or network filesystem without ``flock``) the save goes on without it: None."""
     try:
         import fcntl
     except ImportError:
-        yield
-        return
-    try:
-        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        yield
-        return
-    _FOLDER_LOCKS.add(fd)
-    try:
+        return None
+    with _FOLDER_GUARD:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:  # said, then waited for: a silent wait would look like a hang
-            import warnings
-
-            from wwho.errors import WwhoWarning
-
-            warnings.warn(f"{printable(str(folder))}: another process is saving into this folder; waiting for it "
-                          "to finish", WwhoWarning, stacklevel=4)
-            with contextlib.suppress(OSError):
-                fcntl.flock(fd, fcntl.LOCK_EX)
+            fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
         except OSError:
-            pass  # a filesystem without locks
-        yield
-    finally:
-        _FOLDER_LOCKS.discard(fd)
+            return None
+        _FOLDER_LOCKS.add(fd)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:  # said, then waited for: a silent wait would look like a hang
+        warn(f"{printable(str(target))}: waiting for another wwho save into {printable(str(folder))} (of another "
+             "process, or another thread of this one) to finish")
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        except BaseException:  # a Ctrl-C while waiting: nothing was done yet
+            _unlock_folder(fd)
+            raise
+    except OSError:
+        pass  # a filesystem without locks
+    return fd
+
+
+def _unlock_folder(fd: int | None) -> None:
+    if fd is None:
+        return
+    with _FOLDER_GUARD:
         os.close(fd)
+        _FOLDER_LOCKS.discard(fd)
 
 
-os.register_at_fork(after_in_child=_fresh_locks)
+def _before_fork() -> None:
+    _FOLDER_GUARD.acquire()
+
+
+def _after_fork_in_parent() -> None:
+    _FOLDER_GUARD.release()
+
+
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_fresh_locks)
 
 
 def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind: str) -> Path:
@@ -221,17 +248,21 @@ def save_files(directory: str | os.PathLike, files: Mapping[str, bytes], *, kind
     for name in files:
         if not plain_name(name) or name in (MANIFEST, MARKER, MARKER_NEXT) or name.startswith(TEMP_PREFIX):
             raise ValueError(f"not a file name a save may write: {name!r}")
+    _refuse_dangling(target, "give another directory to save the tokenizer in")
     if target.is_symlink() and target.resolve().is_dir():
         target = target.resolve()  # save into the directory the link points at; keep the link
-    _refuse_dangling(target, "give another directory to save the tokenizer in")
     if target.exists() and not target.is_dir():
         raise WriteError(f"{target}: exists and is not a directory; give a directory to save the tokenizer in")
     clash = [name for name in files if (target / name).is_dir()]
     if clash:
         raise WriteError(f"{target / clash[0]}: is a directory; the tokenizer needs that name for a file")
     target = Path(os.path.abspath(target))
-    with _SAVES[hash(os.fspath(target)) % len(_SAVES)], _folder_lock(target.parent):
-        return _save_into(target, files, kind)
+    with _SAVES[hash(os.fspath(target)) % len(_SAVES)]:
+        fd = _lock_folder(target.parent, target)
+        try:
+            return _save_into(target, files, kind)
+        finally:
+            _unlock_folder(fd)
 
 
 def _save_into(target: Path, files: Mapping[str, bytes], kind: str) -> Path:

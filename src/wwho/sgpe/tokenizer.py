@@ -460,7 +460,9 @@ class SGPETokenizer(EncodingNames):
     def decode(self, ids: Iterable[int], errors: str = DEFAULT_ERRORS, *, skip_special_tokens: bool = False) -> str:
         """Text of ``ids``. Lossless for any text encoded with byte fallback (lone surrogates
         included: their bytes are the surrogate, whatever ids are around them); other bytes that are
-        not valid UTF-8 become U+FFFD (``errors="replace"``, or as another handler says).
+        not valid UTF-8 become U+FFFD (``errors="replace"``, or as another handler says;
+        ``"surrogateescape"`` escapes every such byte, a surrogate's too, so that its text encodes
+        back to the same bytes).
         ``errors="strict"`` raises :class:`wwho.errors.NotUTF8Error` (a ``UnicodeDecodeError``) on
         them, a lone surrogate's bytes included (they are no UTF-8), as Python's codec does."""
         if errors is not DEFAULT_ERRORS or skip_special_tokens is not False:  # the defaults need no check
