@@ -6,7 +6,8 @@ through characters of those blocks, ZWJ/ZWNJ (which therefore never leave an Ind
 run) and the dandas U+0964/U+0965 (shared sentence punctuation, so a Sinhala sentence
 ending in a danda stays one run), and the characters the schema's ``word_classes`` and
 ``attach_classes`` keep inside its words (for Devanagari: combining marks of any script
-and other Brahmic scripts' consonants and viramas). Everything else — Latin, digits, punctuation, code,
+and other Brahmic scripts' consonants and viramas; a multi-script SGPE mode's words stop at those
+consonants: ``foreign_letters=False``). Everything else — Latin, digits, punctuation, code,
 emoji, and scripts without a schema — is :attr:`Script.LATIN`.
 
 The space before an Indic run is moved out of the preceding Latin run into that run's
@@ -25,6 +26,7 @@ from __future__ import annotations
 import enum
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from wwho import _core
@@ -58,15 +60,19 @@ class TextSegment:
         return self.script is not Script.LATIN
 
 
-def script_sets(name: str) -> tuple[frozenset[int], frozenset[int]]:
-    """``(blocks, continuation)`` of a bundled script: where its runs start, and go on."""
+def script_sets(name: str, *, foreign_letters: bool = True) -> tuple[frozenset[int], frozenset[int]]:
+    """``(blocks, continuation)`` of a bundled script: where its runs start, and go on.
+    ``foreign_letters=False``: not through other scripts' letters (see :func:`core_router`)."""
     schema = bundled_schema(name)
     block: set[int] = set()
     for first, last in ((b.first, b.last) for b in schema.blocks):
         block.update(range(first, last + 1))
     # A run also goes on through the characters the schema keeps inside its words
     # (e.g. Devanagari: combining marks of any script, other scripts' conjuncts).
-    more = {ord(c) for c in JOINERS + SHARED_PUNCTUATION} | schema.word_codepoints() | schema.attach_codepoints()
+    more = {ord(c) for c in JOINERS + SHARED_PUNCTUATION} | schema.attach_codepoints()
+    words = schema.word_codepoints()
+    # (without the letters: their signs, viramas included, still go on with the run, as the marks do)
+    more |= words if foreign_letters else {cp for cp in words if unicodedata.category(chr(cp))[0] == "M"}
     return frozenset(block), frozenset(block | more)
 
 
@@ -81,28 +87,36 @@ def _unique(scripts: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(scripts))
 
 
-def run_pattern(scripts: tuple[str, ...]) -> re.Pattern[str]:
-    """The regex whose matches are the Indic runs of a text; the group name is the script."""
-    return _run_pattern(_unique(scripts))
+def run_pattern(scripts: tuple[str, ...], *, foreign_letters: bool = True) -> re.Pattern[str]:
+    """The regex whose matches are the Indic runs of a text; the group name is the script
+    (``foreign_letters``: as for :func:`core_router`)."""
+    return _run_pattern(_unique(scripts), foreign_letters)
 
 
 @functools.lru_cache(maxsize=ROUTERS_KEPT)
-def _run_pattern(scripts: tuple[str, ...]) -> re.Pattern[str]:
+def _run_pattern(scripts: tuple[str, ...], foreign_letters: bool = True) -> re.Pattern[str]:
     groups = []
     for name in scripts:
-        block, cont = script_sets(name)
+        block, cont = script_sets(name, foreign_letters=foreign_letters)
         groups.append(f"(?P<{name}>{char_class(block)}{char_class(cont)}*)")
     return re.compile("|".join(groups))
 
 
-def core_router(scripts: tuple[str, ...]) -> _core.Router:
-    """The compiled router for these scripts (first one wins where blocks overlap)."""
-    return _core_router(_unique(scripts))
+def core_router(scripts: tuple[str, ...], *, foreign_letters: bool = True) -> _core.Router:
+    """The compiled router for these scripts (first one wins where blocks overlap).
+
+    ``foreign_letters=False`` (the words of a multi-script SGPE mode): a run does not go on through
+    the letters of scripts outside its own blocks that its schema keeps in its words (Devanagari's
+    other Brahmic consonants), so that such a letter is cut the same after a run as anywhere else:
+    Telugu in ``mixed`` mode was a syllable after Devanagari (``कని``) and characters after Latin
+    (``aని``), which no merges over characters, the Hugging Face export's, can reproduce."""
+    return _core_router(_unique(scripts), foreign_letters)
 
 
 @functools.lru_cache(maxsize=ROUTERS_KEPT)
-def _core_router(scripts: tuple[str, ...]) -> _core.Router:
-    return _core.Router([tuple(map(code_point_ranges, script_sets(name))) for name in scripts])
+def _core_router(scripts: tuple[str, ...], foreign_letters: bool = True) -> _core.Router:
+    return _core.Router([tuple(map(code_point_ranges, script_sets(name, foreign_letters=foreign_letters)))
+                         for name in scripts])
 
 
 def segment(text: str, *, scripts: tuple[str, ...] | None = None) -> list[TextSegment]:

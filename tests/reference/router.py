@@ -6,11 +6,12 @@ from wwho.router import Script, TextSegment, run_pattern
 from wwho.schema import available_scripts
 
 
-def segment(text: str, *, scripts: tuple[str, ...] | None = None) -> list[TextSegment]:
+def segment(text: str, *, scripts: tuple[str, ...] | None = None,
+            foreign_letters: bool = True) -> list[TextSegment]:
     names = tuple(available_scripts()) if scripts is None else tuple(scripts)
     segments: list[TextSegment] = []
     pos = 0
-    for m in run_pattern(names).finditer(text):
+    for m in run_pattern(names, foreign_letters=foreign_letters).finditer(text):
         leading = False
         if m.start() > pos:
             latin = text[pos:m.start()]

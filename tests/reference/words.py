@@ -32,7 +32,7 @@ class WordSplitter:
         if not self._routed:
             return tokenize_table(self._schemas[self.script], text, True)
         tokens: list[str] = []
-        for seg in segment(text, scripts=self.scripts):
+        for seg in segment(text, scripts=self.scripts, foreign_letters=False):
             part = " " + seg.text if seg.has_leading_space else seg.text
             if seg.script is Script.LATIN:
                 tokens.extend(_PASSTHROUGH.findall(part))

@@ -117,7 +117,7 @@ def core_splitter(scripts: tuple[str, ...], routed: bool, split_punctuation: boo
     """The compiled splitter of a script mode (shared by every tokenizer of that mode)."""
     starts, attach = word_char_sets(scripts, split_punctuation=split_punctuation)
     automata = [Syllabifier.for_script(name).automaton for name in scripts]
-    router = core_router(scripts) if routed else None
+    router = core_router(scripts, foreign_letters=False) if routed else None
     return _core.WordSplitter(code_point_ranges(starts), code_point_ranges(attach), automata, router)
 
 
