@@ -337,9 +337,8 @@ def test_the_special_text_note_names_tokens_in_the_order_the_lines_hold_them():
 @pytest.mark.filterwarnings("ignore::wwho.errors.ScriptWarning")  # (text of five scripts, on purpose)
 def test_words_of_scripts_the_mode_lacks_after_its_own_get_identical_ids():
     """Text of a script a multi-script mode has no schema for (Telugu, Odia, Bengali in mixed mode)
-    right after one it has: the native encoder cut it into syllables there and into characters
-    elsewhere, which the export's merges over characters cannot follow (a probe: 17 of 33 mixed
-    models, on words of two scripts written together)."""
+    right after one it has, on words of two scripts written together: cut as characters there as
+    anywhere, which the export's merges over characters follow."""
     require_data(CORPORA)
     langs = ["hi", "si", "te", "or", "bn"]
     text = "\n".join(read_slice(CORPORA / lang / "flores200-devtest.txt", 40_000) for lang in langs)

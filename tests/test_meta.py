@@ -824,8 +824,8 @@ def test_loading_a_meta_directory_as_sgpe_warns_that_it_is_the_part_alone(meta, 
 
 @pytest.mark.filterwarnings("ignore::wwho.errors.ScriptWarning")  # (two of the ten scripts, on purpose)
 def test_a_script_the_sgpe_part_holds_no_token_of_goes_to_tiktoken(o200k):
-    """An indic part trained without Odia or Tamil spelt their runs in byte-fallback tokens, 2.67
-    times o200k's tokens on Odia FLORES (a probe); tiktoken takes them now, as the rest of the text."""
+    """An indic part trained without Odia or Tamil would spell their runs in byte-fallback tokens:
+    tiktoken takes them, as the rest of the text."""
     from wwho.sgpe import SGPETokenizer
 
     require_data(CORPORA)

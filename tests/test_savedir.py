@@ -390,8 +390,8 @@ def test_a_save_through_a_symlink_and_into_the_working_directory(tmp_path, monke
 
 
 def test_two_processes_saving_into_one_directory_take_turns(tmp_path):
-    """Each took the other's exchanged directory for a leftover and left whole old saves beside it
-    as hidden siblings, with a warning at every later save (a probe: 20-30 in 120 saves)."""
+    """Neither takes the other's exchanged directory for a leftover: no whole old save is left
+    beside the directory as a hidden sibling (which every later save would warn about)."""
     child = textwrap.dedent("""
         import sys, warnings
         from wwho.savedir import save_files
@@ -467,7 +467,7 @@ def test_refusals(tmp_path):
     (tmp_path / "file").write_text("x")
     with pytest.raises(WriteError, match="exists and is not a directory"):
         save_files(tmp_path / "file", {"a.json": b"1"}, kind="x")
-    os.symlink(tmp_path / "gone", tmp_path / "dangling")  # said so: "exists and is not a directory" was a riddle
+    os.symlink(tmp_path / "gone", tmp_path / "dangling")  # named as a link, not "not a directory"
     for target in (tmp_path / "dangling", tmp_path / "dangling" / "below"):
         with pytest.raises(WriteError, match=f"is a symbolic link to {re.escape(str(tmp_path / 'gone'))}, which "
                                              "does not exist"):
@@ -477,7 +477,7 @@ def test_refusals(tmp_path):
     with pytest.raises(WriteError, match=f"chain: is a symbolic link to dangling, which leads to "
                                          f"{re.escape(str(tmp_path / 'gone'))}, which does not exist"):
         save_files(tmp_path / "chain", {"a.json": b"1"}, kind="x")
-    os.symlink("loop", tmp_path / "loop")  # a bare RuntimeError from deep inside pathlib before
+    os.symlink("loop", tmp_path / "loop")  # a WriteError, not pathlib's RuntimeError
     for target in (tmp_path / "loop", tmp_path / "loop" / "below"):
         with pytest.raises(WriteError, match="is a symbolic link to loop that loops"):
             save_files(target, {"a.json": b"1"}, kind="x")

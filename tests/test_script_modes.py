@@ -153,10 +153,10 @@ BEFORE = "कශ१।ोকகଓa"
 @given(data=st.data())
 @settings(max_examples=150, deadline=None)
 def test_a_letter_the_mode_does_not_cover_is_cut_alike_after_any_text(mode, data):
-    """A run of one of the mode's scripts went on through the letters of scripts the mode has no
-    schema for: Telugu in mixed mode was a syllable after Devanagari (कని: ని) and characters
-    after Latin (aని: న, ి), which no merges over characters (the Hugging Face export's) can
-    reproduce. (A sign, not a letter, after the text before it is that text's, as Unicode has it.)"""
+    """A run of one of the mode's scripts ends at a letter of a script the mode has no schema for,
+    so that letter is cut alike after any text (कని as aని: న, ి), as merges over characters (the
+    Hugging Face export's) cut it. (A sign, not a letter, after the text before it is that text's,
+    as Unicode has it.)"""
     before = data.draw(st.text(alphabet=st.sampled_from(BEFORE), min_size=1, max_size=3))
     foreign = data.draw(st.text(alphabet=st.sampled_from(FOREIGN[mode]), min_size=1, max_size=8))
     assume(unicodedata.category(foreign[0]) == "Lo")

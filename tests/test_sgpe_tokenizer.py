@@ -115,8 +115,8 @@ def test_strict_decode_refuses_what_is_no_utf8_surrogates_included(tokenizers):
 @settings(max_examples=200, deadline=None)
 def test_a_lone_surrogate_decodes_alike_whatever_bytes_are_around_it(tokenizers, parts, errors):
     # Text, lone surrogates and the byte 0xFF (no UTF-8 wherever it is): each part's text is
-    # Python's own decode of it alone, since none of them runs into its neighbours. A byte that was
-    # not UTF-8 anywhere in the ids used to turn every surrogate into U+FFFD as well.
+    # Python's own decode of it alone, since none of them runs into its neighbours: a byte that is
+    # not UTF-8 somewhere in the ids changes no surrogate elsewhere.
     tok = tokenizers["sinhala"]
     ids, expected = [], []
     for part in parts:

@@ -436,6 +436,7 @@ class MetaTokenizer(EncodingNames):
         top = check_count(top, "top")
         part = self.tiktoken
         name = readable_text(part.name)  # (a version-2 config names its encoding as it likes)
+        left = [s for s in self.sgpe.splitter.scripts if s not in self._scripts]
         sgpe = "\n".join("    " + line for line in self.sgpe.describe(top=top).splitlines())
         return "\n".join([
             f"WWHO meta vocabulary: {self.vocab.size:,} ids = tiktoken {name} [0, {self.offset:,}) "
@@ -445,9 +446,8 @@ class MetaTokenizer(EncodingNames):
                                                                       key=lambda kv: kv[1]))
             + f", {len(part.unassigned)} unassigned ids; ranks sha256 {part.sha256}",
             f"  routing: {', '.join(self._scripts) or 'no'} runs -> SGPE (ids + {self.offset:,}); everything else -> "
-            f"{name} (the core's byte-level encoder)" + (
-                f"; {', '.join(left)}: no token of the SGPE part, so {name}'s"
-                if (left := [s for s in self.sgpe.splitter.scripts if s not in self._scripts]) else ""),
+            f"{name} (the core's byte-level encoder)"
+            + (f"; {', '.join(left)}: no token of the SGPE part, so {name}'s" if left else ""),
             f"  SGPE part ({self.sgpe.vocab_size:,} tokens; the ids below are the part's own, a meta id is "
             f"the id + {self.offset:,}):",
             sgpe,
@@ -458,7 +458,7 @@ def covered_scripts(sgpe: Any) -> tuple[str, ...]:
     """The SGPE part's scripts that it holds tokens for: the runs routed to it. A script of its mode
     none of whose characters is in a token (its training text had none: an ``indic`` part trained
     without Odia) goes to tiktoken with everything else, whose tokens cost less than the part's
-    byte fallback (a probe: Odia text took 2.67 times o200k's tokens)."""
+    byte fallback."""
     from wwho.router import script_sets
 
     held = {ord(ch) for token in sgpe.tokens for ch in token}

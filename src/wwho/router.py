@@ -107,9 +107,9 @@ def core_router(scripts: tuple[str, ...], *, foreign_letters: bool = True) -> _c
 
     ``foreign_letters=False`` (the words of a multi-script SGPE mode): a run does not go on through
     the letters of scripts outside its own blocks that its schema keeps in its words (Devanagari's
-    other Brahmic consonants), so that such a letter is cut the same after a run as anywhere else:
-    Telugu in ``mixed`` mode was a syllable after Devanagari (``कని``) and characters after Latin
-    (``aని``), which no merges over characters, the Hugging Face export's, can reproduce."""
+    other Brahmic consonants), so that such a letter is cut the same after a run as anywhere else
+    (Telugu in ``mixed`` mode: ``कని`` is ``क``, ``న``, ``ి``, as ``aని`` is ``a``, ``న``, ``ి``),
+    which merges over characters, the Hugging Face export's, can reproduce."""
     return _core_router(_unique(scripts), foreign_letters)
 
 

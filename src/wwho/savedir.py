@@ -111,9 +111,9 @@ def check_target(directory: str | os.PathLike) -> Path:
     """Refuse, before any work, a directory to save into that cannot be one (a regular file, or
     below a regular file); absent is fine. Returns it as a Path."""
     path = Path(directory)
+    _refuse_dangling(path, "give another directory for the tokenizer's files")
     for p in (path, *path.absolute().parents):
         if p.exists() or p.is_symlink():
-            _refuse_dangling(path, "give another directory for the tokenizer's files")
             if not p.is_dir():
                 raise WriteError(f"{path}: {'exists' if p == path else f'{p} exists'} and is not a directory; "
                                  "give a directory for the tokenizer's files")
@@ -128,7 +128,8 @@ def _refuse_dangling(path: Path, advice: str) -> None:
     for p in (path, *path.absolute().parents):
         if p.is_symlink() and not p.exists():
             where = "is" if p == path else f"{p} is"
-            link = printable(os.readlink(p))
+            to = os.readlink(p)
+            link = printable(to)
             try:
                 os.stat(p)
             except OSError as exc:
@@ -136,7 +137,7 @@ def _refuse_dangling(path: Path, advice: str) -> None:
                     raise WriteError(f"{path}: {where} a symbolic link to {link} that loops (a link leads back "
                                      f"to itself); {advice}") from None
             end = os.path.realpath(p)
-            direct = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(p)), os.readlink(p))) == end
+            direct = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(p)), to)) == end
             leads = "" if direct else f", which leads to {printable(end)}"  # (a chain of links)
             raise WriteError(f"{path}: {where} a symbolic link to {link}{leads}, which does not exist; make that "
                              f"directory, or {advice}")
@@ -202,19 +203,17 @@ def _lock_folder(folder: Path, target: Path) -> int | None:
             return None
         _FOLDER_LOCKS.add(fd)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:  # said, then waited for: a silent wait would look like a hang
-        warn(f"{printable(str(target))}: waiting for another wwho save into {printable(str(folder))} (of another "
-             "process, or another thread of this one) to finish")
         try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # said, then waited for: a silent wait would look like a hang
+            warn(f"{printable(str(target))}: waiting for another wwho save into {printable(str(folder))} (of "
+                 "another process, or another thread of this one) to finish")
             fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:
-            pass
-        except BaseException:  # a Ctrl-C while waiting: nothing was done yet
-            _unlock_folder(fd)
-            raise
     except OSError:
-        pass  # a filesystem without locks
+        pass  # a filesystem without locks: the save goes on without
+    except BaseException:  # a Ctrl-C while waiting: nothing was done yet
+        _unlock_folder(fd)
+        raise
     return fd
 
 
