@@ -703,3 +703,25 @@ def test_syllabify_of_a_file_draws_a_progress_bar_on_a_terminal(small_sgpe, tmp_
     quiet = subprocess.run([*wwho_command(), "syllabify", "--file", str(corpus), "--quiet"], capture_output=True)
     assert logged.returncode == 0 and logged.stderr == b"" and logged.stdout == quiet.stdout
     assert logged.stdout.count(b"\n") == corpus.read_bytes().count(b"\n")
+
+
+@pytest.mark.parametrize("argv, verb_module", [(["-V"], None), (["--help"], None),
+                                              (["syllabify", "--script", "sinhala", "ශ්‍රී"], "wwho.cli.syllabify")])
+def test_a_verb_loads_only_its_own_code(argv, verb_module):
+    """``wwho --version`` loads no verb's module, and a verb none of the others'."""
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom wwho.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('wwho.cli.', 'wwho.sgpe.', 'wwho.binary', "
+            "'wwho.serve', 'asyncio'))), file=sys.stderr)")
+    run = subprocess.run([sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=120)
+    loaded = eval(run.stderr.strip().splitlines()[-1])
+    from wwho.cli import VERBS
+
+    verbs = [module for module, _ in VERBS.values()]
+    if verb_module is None:
+        assert not [m for m in loaded if m in verbs or m.startswith(("wwho.sgpe.", "wwho.binary", "asyncio"))]
+    else:  # (verbs share some helpers, such as the encode verb's input reading)
+        assert verb_module in loaded
+        assert not {"wwho.cli.serve", "wwho.cli.eval", "wwho.cli.extend", "wwho.cli.export"} & set(loaded), loaded

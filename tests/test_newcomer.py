@@ -259,9 +259,31 @@ def test_source_build_without_cargo_fails_at_once(tmp_path):
         proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60,
                               env={"PATH": str(bare), "MATURIN_NO_INSTALL_RUST": ""})
         assert proc.returncode == 1, (hook, proc.stderr[-2000:])
-        assert proc.stderr.strip() == ("wwho needs a Rust toolchain to build from source: install it from "
-                                       "https://rustup.rs (or `apt install cargo`), or install a wheel"), hook
+        assert proc.stderr.strip() == ("wwho needs a Rust toolchain to build from source: install Rust 1.85 or "
+                                       "newer from https://rustup.rs, or install a wheel"), hook
     assert list(tmp_path.iterdir()) == [bare]  # nothing was built or written
+
+
+@pytest.mark.parametrize("version, refused", [("1.63.0", True), ("1.84.1", True), ("1.85.0", False), ("1.95.0", False)])
+def test_source_build_with_an_old_cargo_fails_at_once(tmp_path, version, refused):
+    """A cargo older than the crate's ``rust-version`` (Debian 12 packages 1.63) is refused in one line
+    naming both versions, before maturin fetches a crate."""
+    root = Path(__file__).resolve().parent.parent
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    (bare / "python").symlink_to(sys.executable)
+    cargo = bare / "cargo"
+    cargo.write_text(f"#!/bin/sh\necho 'cargo {version} (0000000 2022-01-01)'\n")
+    cargo.chmod(0o755)
+    code = "import sys; sys.path.insert(0, 'build_backend'); import wwho_build; wwho_build._need_cargo()"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=60,
+                          env={"PATH": str(bare)})
+    if refused:
+        assert proc.returncode == 1
+        assert proc.stderr.strip() == (f"wwho needs Rust 1.85 or newer to build from source, and {cargo} is "
+                                       f"{version}: install Rust 1.85 or newer from https://rustup.rs, or install a wheel")
+    else:
+        assert proc.returncode == 0, proc.stderr
 
 
 def test_the_latin_warning_says_what_the_schema_keeps_whole():

@@ -18,7 +18,7 @@ import importlib
 import os
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from wwho.background import ThreadStartError
 from wwho.cli.options import strict
@@ -82,19 +82,25 @@ def _dispatch_train(argv: list[str]) -> int:
     return module.main(argv)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser of every verb but ``train`` (whose kinds build their own), strict about repeats."""
+def build_parser(verbs: Iterable[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of every verb but ``train`` (whose kinds build their own), strict about repeats.
+
+    Only the ``verbs`` named (all when None) get their options, and only their modules are
+    imported: ``wwho --version`` or ``wwho encode`` does not load every verb's code.
+    """
     from wwho import __version__
 
+    chosen = set(VERBS if verbs is None else verbs)
     parser = argparse.ArgumentParser(prog="wwho", description="Syllable-aware tokenizers for Indic scripts.")
     parser.add_argument("-V", "--version", action="version", version=f"wwho {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="VERB")
     sub.add_parser("train", help="train a tokenizer (wwho train --kind K --help)")
     for verb, (module_name, help_text) in VERBS.items():
-        module = importlib.import_module(module_name)
         p = sub.add_parser(verb, help=help_text, description=help_text)
-        module.add_arguments(p)
-        p.set_defaults(run=module.run)
+        if verb in chosen:
+            module = importlib.import_module(module_name)
+            module.add_arguments(p)
+            p.set_defaults(run=module.run)
     return strict(parser)
 
 
@@ -290,7 +296,7 @@ def _main(argv: list[str]) -> int:
     _refuse_empty_outputs(argv)
     if argv and argv[0] == "train":
         return _dispatch_train(argv[1:])
-    parser = build_parser()
+    parser = build_parser(argv[:1])  # a verb comes first (the top level's only options are -h and -V)
     args = parser.parse_args(argv)
     if not getattr(args, "run", None):
         parser.print_help()
