@@ -24,6 +24,7 @@ from wwho.errors import TokenizerError
 
 THREADS = [1, 2, 3, 8, None]
 LLAMA = DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf"
+FALCON = DATA / "gguf-vocab" / "ggml-vocab-falcon.gguf"
 SPECIAL = "<|endoftext|>"
 
 
@@ -124,8 +125,10 @@ def test_the_first_failing_text_is_the_one_reported(kind, corpus):
     name, tok, _, _ = kind
     texts = list(corpus)
     texts[1000] = 5
-    with pytest.raises(TokenizerError, match=r"texts\[1000\]|expected text"):
-        tok.encode_batch(texts, num_threads=2)
+    for method in (tok.encode_batch, tok.encode_batch_to_numpy):
+        with pytest.raises(TokenizerError, match=r"texts\[1000\]: expected text") as caught:
+            method(texts, num_threads=2)
+        assert caught.value.text_index == 1000
     if name == "sgpe":
         return  # SGPE encodes special-token text as text unless it is allowed: no other error
     special = "<|end_of_text|>" if name == "bytelevel-llama" else SPECIAL
@@ -134,10 +137,28 @@ def test_the_first_failing_text_is_the_one_reported(kind, corpus):
     texts[-10] = special  # offset 0, later in the batch
     for n in (1, 2, 3):
         # the error names the first failing text (in order) and the offset in it, in both forms
-        with pytest.raises(TokenizerError, match=r"texts\[1000\]: .*offset 4"):
-            tok.encode_batch(texts, num_threads=n)
-        with pytest.raises(TokenizerError, match=r"texts\[1000\]: .*offset 4"):
-            tok.encode_batch_to_numpy(texts, num_threads=n)
+        for method in (tok.encode_batch, tok.encode_batch_to_numpy):
+            with pytest.raises(TokenizerError, match=r"texts\[1000\]: .*offset 4") as caught:
+                method(texts, num_threads=n)
+            assert caught.value.text_index == 1000
+
+
+@pytest.mark.skipif(not FALCON.is_file(), reason=f"{FALCON} is absent")
+def test_a_byte_without_a_token_names_its_text_in_a_batch(corpus):
+    """Falcon's vocabulary has no token for the byte 0x0B: the error names the text, as every batch
+    error does (its ``text_index``), and a single encode's error has none."""
+    from wwho.bytelevel import ByteBPE
+
+    tok = ByteBPE.from_gguf(FALCON)
+    texts = [line for line in corpus[:3000] if "\x0b" not in line]
+    texts[2500] = "a b\x0bc"
+    for method in (tok.encode_batch, tok.encode_batch_to_numpy):
+        with pytest.raises(TokenizerError, match=r"texts\[2500\]: byte b'\\x0b' at offset 3") as caught:
+            method(texts, num_threads=2)
+        assert caught.value.text_index == 2500
+    with pytest.raises(TokenizerError) as caught:
+        tok.encode(texts[2500])
+    assert caught.value.text_index is None
 
 
 def test_not_a_list_of_str(kind):

@@ -19,7 +19,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from wwho import binary
 from wwho.binary import bytes_to_text, decode_to_bytes, encode_bytes, text_to_bytes
-from wwho.errors import TokenizerError, VocabError
+from wwho.errors import TokenizerError, VocabError, WrongTypeError
 
 
 @pytest.fixture(scope="module")
@@ -459,3 +459,11 @@ def test_every_id_is_checked_before_the_first_block(tok, kind, bad):
     given_ids = ids if kind == "list" else np.array(ids, dtype=np.int64)
     with pytest.raises(TokenizerError, match="position 50"):
         decode_to_byte_blocks(tok, given_ids, block=4)
+
+
+@pytest.mark.parametrize("bad", ["text", 5])
+def test_a_batch_item_that_is_not_bytes_is_named(tok, bad):
+    items = [b"abc", b"", bad, b"def"]
+    with pytest.raises(WrongTypeError, match=r"^texts\[2\]: ") as caught:
+        binary.encode_bytes_batch(tok, items)
+    assert caught.value.text_index == 2

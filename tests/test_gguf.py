@@ -928,3 +928,20 @@ def test_an_ordinary_token_named_as_bos_is_no_role_of_the_export(tmp_path):
     hf = transformers.AutoTokenizer.from_pretrained(tmp_path / "hf")
     assert hf.encode(text, add_special_tokens=False) == ids
     assert hf.decode(ids, skip_special_tokens=True) == text
+
+
+def test_a_merge_listed_twice_applies_and_exports_at_its_first_place(tmp_path):
+    """llama.cpp keeps a repeated merge at its first rank, HF at its last: the loader keeps the first
+    and drops the repeat, so the HF export (read by stock ``tokenizers``) cuts the text alike."""
+    from tokenizers import Tokenizer
+
+    path = _byte_gguf(tmp_path / "twice.gguf", ["he", "el"], ["h e", "e l", "h e"])
+    tok = ByteBPE.from_gguf(path)
+    assert tok.merges == [(b"h", b"e"), (b"e", b"l")]
+    assert [tok.decode_single_token_bytes(i) for i in tok.encode("hel")] == [b"he", b"l"]
+    tok.export_hf(tmp_path / "tokenizer.json")
+    assert Tokenizer.from_file(str(tmp_path / "tokenizer.json")).encode("hel").ids == tok.encode("hel")
+    # Given to the constructor, a repeat applies at its first place too, and is exported once.
+    made = ByteBPE(dict(tok.ranks), pattern="gpt-2", merges=[(b"h", b"e"), (b"e", b"l"), (b"h", b"e")])
+    made.export_hf(tmp_path / "made.json")
+    assert Tokenizer.from_file(str(tmp_path / "made.json")).encode("hel").ids == made.encode("hel") == tok.encode("hel")

@@ -328,8 +328,9 @@ def test_the_hf_adapter_reads_a_lone_surrogate_as_tiktoken_does(hf):
     assert hf.tokenize("\udc00world") == hf.tokenize("\ufffdworld")
     for threads in (None, 1):
         assert hf.encode_batch(["world", "abc \ud800"], num_threads=threads) == [[2], [3, 0]]
-    with pytest.raises(WrongTypeError, match=r"texts\[1\]: expected text as str, got NoneType"):
+    with pytest.raises(WrongTypeError, match=r"texts\[1\]: expected text as str, got NoneType") as caught:
         hf.encode_batch(["world", None])
+    assert caught.value.text_index == 1
 
 
 def test_a_pattern_for_a_kind_that_names_its_own_is_refused(tmp_path):

@@ -26,7 +26,18 @@ class VocabError(WwhoError, ValueError):
 
 
 class TokenizerError(WwhoError, ValueError):
-    """Invalid input to a tokenizer: wrong type, out-of-range id, disallowed special token."""
+    """Invalid input to a tokenizer: wrong type, out-of-range id, disallowed special token.
+
+    ``text_index``: in a batch, the place of the text at fault (its message starts ``texts[i]:``);
+    None otherwise."""
+
+    text_index: int | None = None
+
+
+def in_batch(error: TokenizerError, text_index: int | None) -> TokenizerError:
+    """``error``, naming ``texts[text_index]`` as the text at fault (in its ``text_index``)."""
+    error.text_index = text_index
+    return error
 
 
 class NotUTF8Error(TokenizerError, UnicodeDecodeError):

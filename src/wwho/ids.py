@@ -36,6 +36,7 @@ from wwho.errors import (
     UnknownTokenError,
     WrongTypeError,
     brief,
+    in_batch,
 )
 
 T = TypeVar("T")
@@ -88,7 +89,7 @@ def not_texts(texts: list, exc: Exception) -> Exception:
     (a Python loop over every text would be serial work beside the core's threads)."""
     for n, t in enumerate(texts):
         if not isinstance(t, str):
-            return WrongTypeError(f"texts[{n}]: expected text as str, got {type(t).__name__}")
+            return in_batch(WrongTypeError(f"texts[{n}]: expected text as str, got {type(t).__name__}"), n)
     return exc
 
 

@@ -28,7 +28,15 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from wwho.errors import TokenizerError, UnknownTokenError, VocabError, WrongTypeError, brief, printable
+from wwho.errors import (
+    TokenizerError,
+    UnknownTokenError,
+    VocabError,
+    WrongTypeError,
+    brief,
+    in_batch,
+    printable,
+)
 from wwho.ids import no_token_string
 from wwho.ids import token_id as token_id_of
 from wwho.notices import warn
@@ -222,7 +230,7 @@ def _unicode(text: object, position: int | None = None) -> str:
     batch) whose lone surrogates are U+FFFD, as tiktoken encodes them."""
     if not isinstance(text, str):
         where = "" if position is None else f"texts[{position}]: "
-        raise WrongTypeError(f"{where}expected text as str, got {type(text).__name__}")
+        raise in_batch(WrongTypeError(f"{where}expected text as str, got {type(text).__name__}"), position)
     if text.isascii():  # (no copy to look for surrogates in)
         return text
     try:

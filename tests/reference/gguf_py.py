@@ -39,7 +39,7 @@ def vocab(tokens: list[str], types: list[int], merges_raw: list[str]):
         if text in special or text in added:
             raise Found("twice", text, special.get(text, added.get(text)), i)
         table[text] = i
-    merges = []
+    merges, seen = [], set()
     known = {text: data for data, text in zip(ranks, (tokens[i] for i in ranks.values()))}
     texts = set(tokens)
     for rank, line in enumerate(merges_raw):
@@ -50,7 +50,8 @@ def vocab(tokens: list[str], types: list[int], merges_raw: list[str]):
         for part in (left, right, left + right):
             if part not in texts:
                 raise Found("not_token", rank, line, part)
-        if left in known and right in known:
+        if left in known and right in known and (known[left], known[right]) not in seen:  # first place only
+            seen.add((known[left], known[right]))
             merges.append((known[left], known[right]))
     return ranks, special, added, extra, merges, check_merges(ranks, merges)
 

@@ -12,7 +12,7 @@
 
 use super::vocab::MergeProblem;
 use crate::pretokenize::gpt2_to_bytes;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// GGUF token types (llama.cpp's `llama_token_type`).
 const UNKNOWN: i64 = 2;
@@ -282,6 +282,8 @@ pub fn vocab(tokens: &[&str], types: &[i64], merges: &[&str]) -> Result<Vocab, E
     texts.extend(known);
     out.merges.reserve(merges.len());
     let mut produced = vec![false; out.ranks.len()];
+    let mut seen: FxHashSet<(u32, u32)> = FxHashSet::default();
+    seen.reserve(merges.len());
     let mut joined = String::new();
     for (rank, &line) in merges.iter().enumerate() {
         // Python's `line.find(" ", 1)`: the space after the first character.
@@ -307,6 +309,11 @@ pub fn vocab(tokens: &[&str], types: &[i64], merges: &[&str]) -> Result<Vocab, E
         let [a, b, result] = found;
         if a == NOT_RANKED || b == NOT_RANKED {
             continue; // a merge of special or decode-only tokens: never applies to text
+        }
+        if !seen.insert((a, b)) {
+            // A merge listed again keeps its first place (llama.cpp's rule); dropped here, so that
+            // the list given on (an export, a save) means the same to a reader taking the last.
+            continue;
         }
         if result == NOT_RANKED {
             // The joined bytes are not a byte-level token (the text is another kind's).
@@ -480,6 +487,9 @@ mod tests {
         let merges = ["a b", "Ġ a", "<s> a"];
         let v = vocab(&tokens, &types, &merges[..1]).unwrap();
         assert_eq!(v.merges, vec![(0, 1)]);
+        // A merge listed again keeps its first place only.
+        let again = vocab(&tokens, &types, &["a b", "a b"]).unwrap();
+        assert_eq!(again.merges, vec![(0, 1)]);
         assert_eq!(
             v.ranks,
             vec![

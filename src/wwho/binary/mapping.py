@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported where used: `import wwho` and `wwho --version` do without it
     from tokenizers import Tokenizer
 
-from wwho.errors import TokenizerError, WrongTypeError
+from wwho.errors import TokenizerError, WrongTypeError, in_batch
 from wwho.ids import batch as as_batch
 from wwho.ids import token_id, token_ids
 from wwho.imports import import_module
@@ -45,6 +45,13 @@ def _as_data(data: object, position: int | None = None) -> bytes | bytearray | m
     (``len`` then counts bytes, and a numpy integer is its own bytes, not that many zero bytes as
     ``bytes(5)`` would make). A TokenizerError for anything else, str included."""
     where = "" if position is None else f"texts[{position}]: "
+    try:
+        return _data_of(data, where)
+    except WrongTypeError as exc:
+        raise in_batch(exc, position) from None
+
+
+def _data_of(data: object, where: str) -> bytes | bytearray | memoryview:
     if isinstance(data, str):
         raise WrongTypeError(f"{where}a binary tokenizer encodes bytes, not str: pass text.encode('utf-8') "
                              "(or use a text tokenizer)")

@@ -169,7 +169,9 @@ def hf_json(tok: ByteLevelModel) -> dict:
             raise VocabError(f"cannot export: the pre-tokenizer regex {brief(p)} matches the empty string, which HF "
                              "tokenizers' Split cuts otherwise than wwho: the ids would differ. Make every "
                              "alternative take at least one character (\\w+, not \\w*)")
-    merges = tok.merges if tok.merges is not None else tiktoken_merges(tok.ranks)
+    # A merge given twice applies at its first place (llama.cpp's rule, and the core's); HF takes the
+    # last: written once, it means the same to both.
+    merges = list(dict.fromkeys(tok.merges)) if tok.merges is not None else tiktoken_merges(tok.ranks)
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False, "use_regex": False}
     steps = [_hf_split(p) for p in tok.pattern.patterns] + [byte_level]
     steps += [_hf_split(p, byte_level=True) for p in tok.pattern.byte_patterns]

@@ -60,6 +60,7 @@ from wwho.errors import (
     brief,
     check_count,
     check_flag,
+    in_batch,
 )
 from wwho.frozen import FrozenDict
 from wwho.ids import (
@@ -482,7 +483,8 @@ class ByteBPE(TiktokenNames):
         except Exception as exc:  # noqa: BLE001
             for n, text in enumerate(texts):
                 if not isinstance(text, str):
-                    raise WrongTypeError(f"texts[{n}]: expected text (str), got {type(text).__name__}") from None
+                    raise in_batch(WrongTypeError(f"texts[{n}]: expected text (str), got {type(text).__name__}"),
+                                   n) from None
             raise self._error(exc) from None
 
     def _batch(self, texts: list, allowed, disallowed, num_threads: int | None) -> list[list[int]]:
@@ -519,7 +521,7 @@ class ByteBPE(TiktokenNames):
         if isinstance(exc, _core.DisallowedSpecial):
             return DisallowedSpecialError(*exc.args, text_index=at)
         if isinstance(exc, _core.CoreError):
-            return TokenizerError(str(exc) if at is None else f"texts[{at}]: {exc}")
+            return in_batch(TokenizerError(str(exc) if at is None else f"texts[{at}]: {exc}"), at)
         return exc
 
     def cache_info(self) -> tuple[int, int]:
