@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -711,6 +712,7 @@ def test_cli_options_are_checked_before_any_work(tmp_path, capsys):
         (["--add", "10", "--workers", "0"], "--workers"),
         (["--add", "10", "--min-freq", "-1"], "--min-freq"),
         (["--add", "10", "-o", "other"], "given twice"),
+        (["--add", "10", "--balance", "2"], "--balance"),
     ):
         with pytest.raises(SystemExit) as exit_info:
             main([*common, *extra])
@@ -723,6 +725,8 @@ def test_cli_options_are_checked_before_any_work(tmp_path, capsys):
     assert err.count("\n") == 1 and "already holds tokenizer.json; pass --force" in err
     assert main([*common, "--add", "10", "--force"]) == 2  # now the missing base is the error
     assert "x.gguf: no such file" in capsys.readouterr().err
+    assert main([*common, "--add", "10", "--force", "--balance-seed", "3"]) == 2
+    assert "--balance-seed is an option of --balance" in capsys.readouterr().err
     assert (tmp_path / "o" / "tokenizer.json").read_text(encoding="utf-8") == "{}"  # nothing written
 
 
@@ -1146,3 +1150,31 @@ def test_a_hugging_face_base_is_named_by_its_folder(bases, extensions, capsys):
     assert ByteBPE.from_hf(Path(bases["hf"])).name == folder
     assert main(["inspect", str(directory)]) == 0
     assert capsys.readouterr().out.startswith(f"wwho extension of {folder} (128,256 ids)")
+
+
+def test_balance_samples_each_language_of_the_corpus(tmp_path):
+    """``balance`` counts several corpora (one per language) as one tempered stream, as training
+    does: at 1 the stream is the corpora as given (the same extension as without it); at 0 the small
+    Marathi corpus weighs as much as the large Hindi one, and the extension spends fewer tokens on
+    held-out Marathi."""
+    gguf = GGUF / "ggml-vocab-gpt-2.gguf"
+    if not gguf.is_file():
+        pytest.skip(f"{gguf} is absent")
+    hi, mr = tmp_path / "hi.txt", tmp_path / "mr.txt"
+    hi.write_text(read_slice(require_data(CORPORA / "hi" / "tico19-test.txt"), 200_000), encoding="utf-8")
+    mr.write_text(read_slice(require_data(CORPORA / "mr" / "tico19-test.txt"), 20_000), encoding="utf-8")
+    held_out = read_slice(CORPORA / "mr" / "ntrex128-newstest2019.txt", 60_000)
+
+    def extend(**options):
+        return extend_tokenizer(gguf, [hi, mr], add=800, scripts="devanagari", workers=1, verify=False,
+                                progress=False, **options)
+
+    plain, as_given, even = extend(), extend(balance=1.0), extend(balance=0.0)
+    assert as_given.new_tokens == plain.new_tokens and "balance" not in plain.options
+    assert even.options["balance"] == 0.0 and even.options["balance_seed"] == 0
+    assert len(even.tokenizer.encode(held_out)) < len(plain.tokenizer.encode(held_out))
+    with pytest.raises(CorpusError, match="balancing needs two corpora"):
+        extend_tokenizer(gguf, hi, add=800, scripts="devanagari", balance=0.3, progress=False)
+    with pytest.raises(VocabError, match="word_counts, not both"):
+        extend_tokenizer(gguf, [hi, mr], add=800, scripts="devanagari", balance=0.3, word_counts=Counter(),
+                         progress=False)

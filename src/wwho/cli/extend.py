@@ -16,6 +16,7 @@ import os
 import sys
 import time
 
+from wwho.cli.counter import add_balance_argument, check_balance
 from wwho.cli.options import output_path, text_field
 from wwho.cli.outputs import add_force, check_output_dir, refuse_output_among_inputs
 from wwho.cli.train_sgpe import LINE_BYTES, LINE_HELP, WORKERS, count_arg
@@ -140,6 +141,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="add reserved tokens until the vocabulary is a multiple of M, 1 to 65,536 (64 or 128 suit GPU "
         "kernels); the base's id holes are always filled",
     )
+    add_balance_argument(p)
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true", help="no progress bars")
 
 
@@ -149,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
     from wwho.extend.scripts import parse_scripts
 
     # Fail before the long work, not after it.
+    check_balance(args)
     args.text_field = text_field(args.text_field, args.corpus)
     if args.tiktoken_file is not None:
         from wwho.bytelevel.files import known_encoding_name
@@ -183,6 +186,8 @@ def run(args: argparse.Namespace) -> int:
         verify=not args.no_verify,
         progress=not args.quiet,
         pad_to_multiple_of=args.pad_to_multiple_of,
+        balance=args.balance,
+        balance_seed=args.balance_seed,
     )
     ext.save(out, force=args.force)
     s = ext.stats

@@ -288,6 +288,8 @@ def extend_tokenizer(
     verify: bool = True,
     progress: bool = True,
     pad_to_multiple_of: int | None = None,
+    balance: float | None = None,
+    balance_seed: int = 0,
 ) -> Extension:
     """Learn ``add`` new tokens over the syllables of ``scripts`` on ``corpus`` and extend ``base``.
 
@@ -297,6 +299,10 @@ def extend_tokenizer(
     ``word_counts``: the corpus's script words as :func:`count_words` gives them, to skip counting
     when extending several bases or sizes from one corpus. ``pad_to_multiple_of``: reserved tokens
     after the new ones until the vocabulary is a multiple of it (64 or 128 suit GPU kernels).
+    ``balance=alpha``: ``corpus`` is several corpora (one per language: a file or a folder each),
+    counted as one stream sampled with temperature ``alpha`` (:mod:`wwho.balance`, as
+    ``train_sgpe``'s), seeded by ``balance_seed``: an extension for several languages of a script
+    learns from each, not from the largest only.
     """
     check_vocab_size(add, "add")
     if isinstance(syllable_share, bool) or not isinstance(syllable_share, (int, float)) or not (
@@ -316,7 +322,20 @@ def extend_tokenizer(
     check_byte_tokens(tok, script_set, base)
     check_added_tokens(tok, script_set, base)
     paths = resolve_paths(corpus)
-    if word_counts is None:
+    if balance is not None and word_counts is not None:
+        raise VocabError("balance samples the corpus as it counts its words: give it or word_counts, not both")
+    if balance is not None:
+        from wwho import balance as balancing
+
+        words = count_script_words(
+            balancing.stream(corpus, balance, seed=balance_seed, text_field=text_field,
+                             skip_bad_lines=skip_bad_lines, max_line_bytes=max_line_bytes,
+                             stats=stats if stats is not None else CorpusStats(), progress=progress),
+            script_set,
+            workers=workers,
+            progress=progress,
+        )
+    elif word_counts is None:
         words = count_words(
             paths,
             script_set,
@@ -357,6 +376,8 @@ def extend_tokenizer(
     }
     if pad_to_multiple_of is not None:
         options["pad_to_multiple_of"] = pad_to_multiple_of
+    if balance is not None:
+        options["balance"], options["balance_seed"] = balance, balance_seed
     ext = Extension(
         tok,
         assemble(tok.model, merges, pretokenizer, script_set, pad_to_multiple_of=pad_to_multiple_of),
