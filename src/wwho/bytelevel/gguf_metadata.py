@@ -117,7 +117,11 @@ class _Reader:
     def truncated(self, what: str = "", end: int | None = None) -> Exception:
         """The file ends here: an error, or, where only its first bytes were read, more to read;
         never more where what is read would end at ``end``, past the end of the whole file (a
-        count no file could hold is refused at once, naming where it is, not after reading on)."""
+        count no file could hold is refused at once, naming where it is, not after reading on; so
+        is one that would take the header past :data:`MAX_HEADER_BYTES`)."""
+        if not self.whole and end is not None and MAX_HEADER_BYTES < end <= self.size:
+            return self.fail(f"{what or 'a value'} would take the metadata past {MAX_HEADER_BYTES >> 20} MiB "
+                             "(more than any tokenizer needs)")
         if not self.whole and (end is None or end <= self.size):
             return _MoreNeeded()
         return self.fail("file is truncated" + (f" ({what})" if what else ""))
