@@ -295,6 +295,14 @@ def test_long_added_tokens_in_the_vocab_load_in_linear_time_as_hf_reads_them(tmp
     (_template([END, END, SEQ]), "is not one special token before and/or after the text"),
     (lambda d: d.update(post_processor={"type": "RobertaProcessing", "sep": ["<|end|>", 1], "cls": ["<|end|>", 1]}),
      "post-processor 'RobertaProcessing' is not supported"),
+    # HF maps the bytes twice (' ' is 'Ġ', whose two bytes are mapped again)
+    (lambda d: d["pre_tokenizer"]["pretokenizers"].append(dict(d["pre_tokenizer"]["pretokenizers"][-1])),
+     "a second ByteLevel pre-tokenizer"),
+    # HF merges the whole text as one piece
+    (lambda d: d.update(pre_tokenizer={"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
+                                       "use_regex": False}), "use_regex=false with no Split"),
+    # HF drops a byte it has no token for (a trainer without ByteLevel.alphabet() as its initial alphabet)
+    (lambda d: d["model"]["vocab"].pop("\u010b"), r"no token for 1 byte\(s\) of UTF-8 text \(e.g. b'\\x0b'\)"),
 ])
 def test_tokenizer_json_that_bytebpe_would_run_otherwise_goes_to_hf(trained, tmp_path, change, message):
     # What ByteBPE does not run exactly as HF does is not ByteBPE's: load_tokenizer hands it to HF.
@@ -670,3 +678,76 @@ def _byte_chars() -> list[str]:
     from wwho.bytelevel.pretokenize import BYTE_TO_UNICODE
 
     return [BYTE_TO_UNICODE[b] for b in range(256)]
+
+
+def _bytes_only_bpe() -> dict:
+    """A byte-level BPE tokenizer.json of the 256 byte tokens and the merge ``h e``, no added tokens."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+
+    hf = Tokenizer(models.BPE())
+    hf.pre_tokenizer, hf.decoder = pre_tokenizers.ByteLevel(add_prefix_space=False), decoders.ByteLevel()
+    data = json.loads(hf.to_str())
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet(), key=lambda c: unicode_to_bytes(c)[0])
+    data["model"]["vocab"] = {**{c: i for i, c in enumerate(alphabet)}, "he": 256}
+    data["model"]["merges"] = ["h e"]
+    return data
+
+
+_ADDED_TEXTS = ["<|a|>", "<|b|>", "<s>", "he", "XY", "<|end|>"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_ADDED_TEXTS), st.integers(0, 400), st.booleans()), max_size=6,
+                unique_by=lambda t: t[0]))
+def test_added_tokens_take_the_ids_hf_gives_them(tmp_path_factory, tokens):
+    """Stock HF tokenizers is the oracle: whatever ``id`` a file gives an added token, HF numbers one
+    that model.vocab lacks itself (after the model's tokens, in the file's order); wwho takes the
+    ids HF takes, or refuses the file, never other ids."""
+    import warnings
+
+    from tokenizers import Tokenizer
+
+    data = _bytes_only_bpe()
+    data["added_tokens"] = [{"id": i, "content": text, "single_word": False, "lstrip": False, "rstrip": False,
+                             "normalized": False, "special": special} for text, i, special in tokens]
+    path = tmp_path_factory.mktemp("added") / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    hf = Tokenizer.from_file(str(path))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            ours = ByteBPE.from_hf(path)
+        except VocabError as exc:  # only a file whose ids then collide (HF keeps one of the two tokens)
+            assert "belongs to both" in str(exc), exc
+            return
+    for text, _, _ in tokens:
+        assert {**ours.special_tokens, **ours.added_tokens}.get(text, ours.ranks.get(text.encode())) == \
+            hf.token_to_id(text), text
+    text = "x".join(t for t, _, _ in tokens) + " hehe"
+    assert ours.encode(text, allowed_special="all") == hf.encode(text, add_special_tokens=False).ids
+
+
+def test_an_added_token_given_another_id_than_hf_gives_it_is_warned_about(tmp_path):
+    data = _bytes_only_bpe()
+    data["added_tokens"] = [{"id": 300, "content": "<|fim|>", "single_word": False, "lstrip": False,
+                             "rstrip": False, "normalized": False, "special": True}]
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.warns(UserWarning, match=r"added_tokens\[0\] '<\|fim\|>' has id 300, but HF tokenizers gives it "
+                                         r"257 .*: wwho takes HF's ids"):
+        ours = ByteBPE.from_hf(path)
+    assert ours.encode("x<|fim|>", allowed_special="all") == [120, 257]
+
+
+def test_merges_in_two_forms_are_refused_as_hf_refuses_them(tmp_path):
+    from tokenizers import Tokenizer
+
+    data = _bytes_only_bpe()
+    data["model"]["vocab"]["ll"] = 257
+    data["model"]["merges"] = [["h", "e"], "l l"]
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(Exception):  # noqa: B017 (HF's own parse error)
+        Tokenizer.from_file(str(path))
+    with pytest.raises(VocabError, match="model.merges mixes 'a b' strings and \\[a, b\\] pairs"):
+        ByteBPE.from_hf(path)

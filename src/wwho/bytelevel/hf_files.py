@@ -345,9 +345,14 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
         vocab = model["vocab"]
         if not isinstance(vocab, dict):
             raise VocabError(f"{path}: model.vocab must be an object of token -> id")
+        _renumber_added(data.get("added_tokens") or [], vocab, special, added, path)
         raw_merges = model.get("merges") or []
         if not isinstance(raw_merges, list):
             raise VocabError(f"{path}: model.merges must be a list")
+        forms = set(map(type, raw_merges))
+        if str in forms and len(forms) > 1:
+            raise VocabError(f"{path}: model.merges mixes 'a b' strings and [a, b] pairs, which HF tokenizers "
+                             "refuses: write them all in one form")
         pairs = merge_pairs(raw_merges, lambda k: f"{path}: model.merges[{k}]")
         ranks, extra = {}, {}
         named = {**special, **added}
@@ -370,9 +375,7 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
         for text, i, token in entries:
             if not is_id(i):
                 check_id(i, where, f"model.vocab entry {brief(text, 60)}")
-            if text in named:
-                if named[text] != i:
-                    raise VocabError(f"{path}: {brief(text)} has id {i} in model.vocab but another in added_tokens")
+            if text in named:  # (with model.vocab's id: _renumber_added)
                 if not token or (token not in made and (len(token) > 1 or token[0] in NEVER_UTF8)):
                     if ranks.get(token) == i:  # (put there by the bulk step above)
                         del ranks[token]
@@ -385,6 +388,12 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
                 extra[i] = text.encode("utf-8", "surrogateescape")
             else:
                 ranks[token] = i
+        # (A byte no UTF-8 text holds never needs one: deepseek's vocabularies lack those 13.)
+        missing = [b for b in range(256) if b not in NEVER_UTF8 and bytes((b,)) not in ranks]
+        if missing:
+            raise NotByteLevel(f"{path}: model.vocab has no token for {len(missing)} byte(s) of UTF-8 text (e.g. "
+                               f"{bytes(missing[:1])!r}); HF tokenizers drops such a byte from the text, or gives "
+                               "unk_token, which ByteBPE does not")
         unmapped = None in pairs  # (None: a pair of strings that are not byte-level)
         if repeated or unmapped:
             # A pair listed twice has its last place, as in HF tokenizers (each one replaces the one before).
@@ -464,6 +473,29 @@ def _folder_roles(folder: Path, ids: dict[str, int]) -> dict[str, int]:
     return found
 
 
+def _renumber_added(entries: list, vocab: dict, special: dict[str, int], added: dict[str, int], path: Path) -> None:
+    """Give ``special`` and ``added`` the ids HF ``tokenizers`` gives them, whatever the file's
+    ``"id"`` says: in the file's order, a token ``model.vocab`` lists takes that id, and any other
+    the next id after the model's tokens (its vocabulary's size, or one past the highest added id
+    where that is higher). A file HF wrote agrees; one edited by hand may not (a warning)."""
+    size, top, first = len(vocab), None, None
+    for n, entry in enumerate(entries):
+        text = entry["content"]
+        table = special if text in special else added
+        i = vocab.get(text)
+        if not is_id(i):
+            i = size if top is None or (top < size and size) else top + 1
+        top = i if top is None else max(top, i)
+        if table[text] != i:
+            first = first or (n, text, table[text], i)
+            table[text] = i
+    if first is not None:
+        n, text, given, i = first
+        warn(f"{path}: added_tokens[{n}] {brief(text)} has id {given}, but HF tokenizers gives it {i} (a token "
+             f"model.vocab lacks takes the next id after the model's {size:,} tokens, in the file's order): "
+             "wwho takes HF's ids", WwhoWarning)
+
+
 def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str]]:
     """(text regexes, byte-stage regexes) of a Hugging Face pre-tokenizer."""
     steps = [spec] if spec is None or spec.get("type") != "Sequence" else spec["pretokenizers"]
@@ -482,6 +514,8 @@ def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str
         kind = step.get("type") if step else None
         target = byte_patterns if seen_byte_level else patterns
         if kind == "ByteLevel":
+            if seen_byte_level:  # HF maps the bytes twice: 'Ġ' becomes two characters' bytes
+                raise NotByteLevel(f"{path}: a second ByteLevel pre-tokenizer is not supported")
             if flag(step, "add_prefix_space", False):
                 raise NotByteLevel(f"{path}: ByteLevel add_prefix_space=true is not supported")
             if flag(step, "use_regex", True):
@@ -509,6 +543,8 @@ def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str
             raise NotByteLevel(f"{path}: pre-tokenizer {brief(kind)} is not supported by ByteBPE")
     if not seen_byte_level:
         raise NotByteLevel(f"{path}: no ByteLevel pre-tokenizer, so this is not a byte-level BPE")
+    if not patterns and not byte_patterns:  # (HF then merges the whole text as one piece)
+        raise NotByteLevel(f"{path}: ByteLevel use_regex=false with no Split before it is not supported")
     return patterns, byte_patterns
 
 
