@@ -751,3 +751,13 @@ def test_merges_in_two_forms_are_refused_as_hf_refuses_them(tmp_path):
         Tokenizer.from_file(str(path))
     with pytest.raises(VocabError, match="model.merges mixes 'a b' strings and \\[a, b\\] pairs"):
         ByteBPE.from_hf(path)
+
+
+def test_special_tokens_left_out_of_added_tokens_are_named_as_a_likely_cause(tmp_path):
+    data = _bytes_only_bpe()
+    data["model"]["vocab"].update({"<|endoftext|>": 257, "<s>": 258})
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(VocabError, match=r"2 tokens of several bytes are the result of no merge.* looks truncated, "
+                                         r"or they are special tokens that added_tokens does not list"):
+        ByteBPE.from_hf(path)
