@@ -205,6 +205,29 @@ def test_the_order_of_the_corpora_changes_nothing(corpora):
     assert a.to_bytes() == b.to_bytes()
 
 
+def test_the_same_texts_elsewhere_or_compressed_give_the_same_stream(corpora, tmp_path):
+    """The draws are seeded by each corpus's texts, not its path: the same corpora renamed, moved
+    into folders that sort the other way, or compressed, train the same tokenizer (and a resumed
+    training may find them moved)."""
+    import gzip
+
+    big, small = corpora
+    (tmp_path / "zz").mkdir()
+    (tmp_path / "aa").mkdir()
+    moved_big = tmp_path / "zz" / "big-copy.txt.gz"
+    moved_big.write_bytes(gzip.compress(big.read_bytes()))
+    moved_small = tmp_path / "aa" / "hindi.txt"
+    moved_small.write_bytes(small.read_bytes())
+    here = Counter(balance.documents(balance.plan([big, small], 0.3), seed=3))
+    there = Counter(balance.documents(balance.plan([moved_big, moved_small], 0.3), seed=3))
+    assert here == there
+    a = train_sgpe([big, small], vocab_size=400, script="mixed", balance=0.3, progress=False, workers=1)
+    b = train_sgpe([moved_big, moved_small], vocab_size=400, script="mixed", balance=0.3, progress=False, workers=1)
+    assert a.to_bytes() == b.to_bytes()
+    other = Counter(balance.documents(balance.plan([big, small], 0.3), seed=4))
+    assert other != here  # (the seed still matters)
+
+
 @pytest.mark.filterwarnings("ignore::wwho.errors.VocabSizeWarning")  # a small corpus: its size is not checked here
 @pytest.mark.parametrize("kind", ["sgpe", "bytelevel"])
 def test_cli_balance_seed_is_the_apis(corpora, tmp_path, capsys, kind):

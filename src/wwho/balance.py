@@ -6,9 +6,10 @@ keeps the corpora as they are; smaller values give small corpora more weight (mT
 with 0.3); ``alpha=0`` makes every corpus as large as every other. A corpus whose share is larger
 than itself is repeated: each of its documents ``floor(r)`` times, ``r`` being its rate (share of
 the stream over its own size), and once more with probability ``r - floor(r)``; a larger one is
-subsampled document by document with probability ``r``. The draws are seeded (by ``seed`` and each
-corpus's place among them sorted by path), so a stream is the same on every run and in any order of
-the corpora, and a resumed training sees the same counts.
+subsampled document by document with probability ``r``. The draws are seeded (by ``seed`` and a
+digest of each corpus's documents), so a stream is the same on every run, in any order of the
+corpora, and wherever they are or however they are stored (renamed, moved, compressed), and a
+resumed training sees the same counts.
 
 Why temperature and not parity (sampling until every language costs as many tokens): parity needs
 the tokenizer being trained to measure the languages with; temperature sampling needs nothing but
@@ -22,6 +23,7 @@ pieces, so the order of documents changes nothing).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import random
@@ -43,6 +45,8 @@ class Group:
     share: float
     #: Copies of each of its documents in the stream, on average (below 1: sampled).
     rate: float
+    #: A digest of its documents, which seeds its draws (with the stream's seed).
+    digest: str = ""
 
 
 def temperature_shares(sizes: Sequence[int], alpha: float) -> list[float]:
@@ -85,16 +89,22 @@ def plan(corpora: Sequence[str | os.PathLike], alpha: float, *, text_field: str 
             where = (f"corpus {_quoted(one)} is given twice" if one == other else
                      f"{_quoted(path)} is in two corpora, {_quoted(one)} and {_quoted(other)}")
             raise CorpusError(f"{where}: balancing reads each file in one corpus (one corpus per language)")
+    digests = []
     for corpus in corpora:
-        size = sum(len(doc.encode("utf-8", "surrogatepass")) for doc in
-                   iter_documents(corpus, text_field=text_field, skip_bad_lines=skip_bad_lines,
-                                  max_line_bytes=max_line_bytes))
+        size, digest = 0, hashlib.blake2b(digest_size=16)
+        for doc in iter_documents(corpus, text_field=text_field, skip_bad_lines=skip_bad_lines,
+                                  max_line_bytes=max_line_bytes):
+            data = doc.encode("utf-8", "surrogatepass")
+            size += len(data)
+            digest.update(len(data).to_bytes(8, "little"))
+            digest.update(data)
         if not size:
             raise CorpusError(f"{os.fspath(corpus)}: no text to balance")
         sizes.append(size)
+        digests.append(digest.hexdigest())
     shares = temperature_shares(sizes, alpha)
     total = sum(sizes)
-    return [Group(os.fspath(c), n, p, p * total / n) for c, n, p in zip(corpora, sizes, shares)]
+    return [Group(os.fspath(c), n, p, p * total / n, d) for c, n, p, d in zip(corpora, sizes, shares, digests)]
 
 
 def _quoted(path: str | os.PathLike) -> str:
@@ -106,11 +116,10 @@ def documents(groups: Sequence[Group], *, seed: int = 0, text_field: str = "text
               max_line_bytes: int = MAX_LINE_BYTES, stats: CorpusStats | None = None) -> Iterator[str]:
     """The balanced stream of :func:`plan`'s groups (see the module docstring)."""
     check_seed(seed)
-    # Each corpus's draws are seeded by its place among the corpora sorted by path, not by its place
-    # in the argument list: naming them in another order gives the same stream (it gave another).
-    places = {g.source: k for k, g in enumerate(sorted(groups, key=lambda g: (os.path.realpath(g.source), g.source)))}
+    # Each corpus's draws are seeded by its documents, not by its place in the argument list or its
+    # path: the same texts named in another order, renamed, moved or compressed give the same stream.
     for group in groups:
-        rng = random.Random(seed * 1_000_003 + places[group.source])
+        rng = random.Random(f"{seed}/{group.digest}")
         whole, part = divmod(group.rate, 1.0)
         for doc in iter_documents(group.source, text_field=text_field, skip_bad_lines=skip_bad_lines,
                                   max_line_bytes=max_line_bytes, stats=stats):
