@@ -62,7 +62,7 @@ def test_a_file_of_yours_named_checkpoint_json_is_refused_and_kept(corpus, tmp_p
     (folder / "checkpoint.json").write_text("my precious notes")
     extra = ("--checkpoint-dir", folder) if where == "given" else ()
     line = one_line_error(_train(corpus, tmp_path / "out", "--quiet", *extra))
-    assert "holds files wwho did not write (e.g. 'checkpoint.json')" in line
+    assert "holds 'checkpoint.json' without wwho's marker .wwho-checkpoints" in line
     assert (folder / "checkpoint.json").read_text() == "my precious notes"
 
 

@@ -105,7 +105,7 @@ def test_a_marker_that_is_no_regular_file_is_refused_and_left(tmp_path, kind):
     else:
         (tmp_path / "created").write_text("created\n")
         marker.symlink_to(tmp_path / "created")
-    with pytest.raises(VocabError, match=r"holds files wwho did not write \(e.g. '.wwho-checkpoints'\)"):
+    with pytest.raises(VocabError, match=r"holds '.wwho-checkpoints', which is not a regular file"):
         checkpoints.claim(folder)
     checkpoints.remove(folder)  # returns at once, and touches nothing
     assert os.listdir(folder) == [checkpoints.MARKER]

@@ -164,8 +164,16 @@ def claim(directory: str | os.PathLike) -> Path:
         foreign = sorted(name for name in names if not is_checkpoint_file(name) or not _regular(path / name)
                          or (name == FILE and MARKER not in names))
         if foreign:
-            raise VocabError(f"checkpoint directory {path}: holds files wwho did not write (e.g. {brief(foreign[0])}); "
-                             "checkpoints need a directory of their own (give another --checkpoint-dir)")
+            name = foreign[0]
+            if not is_checkpoint_file(name):
+                why = f"holds files wwho did not write (e.g. {brief(name)})"
+            elif not _regular(path / name):
+                why = f"holds {brief(name)}, which is not a regular file (a link, a folder, a FIFO), so not wwho's"
+            else:
+                why = (f"holds {brief(name)} without wwho's marker {MARKER}, which wwho writes before any checkpoint, "
+                       "so it is not known to be wwho's (if it is, delete it)")
+            raise VocabError(f"checkpoint directory {path}: {why}; checkpoints need a directory of their own "
+                             "(give another --checkpoint-dir)")
         if os.path.abspath(path) not in _held:
             fd = _open_locked(path)  # only to see that no other training holds it
             if fd is not None:
