@@ -44,8 +44,9 @@ from pathlib import Path
 from typing import Any
 
 from wwho.atomic_write import TEMP_PREFIX, make_dirs, remove_made_dirs, temp_owner, write_bytes
-from wwho.errors import VocabError, WriteError, brief
+from wwho.errors import VocabError, WriteError, WwhoWarning, brief
 from wwho.fileio import parse_json, read_bytes, write_json
+from wwho.notices import warn
 
 try:
     import fcntl
@@ -424,8 +425,10 @@ def load(directory: Path, fingerprint: str, *, options: dict[str, Any] | None = 
     elapsed = data.get("elapsed_seconds", 0)
     if isinstance(elapsed, bool) or not isinstance(elapsed, (int, float)):
         raise fail(f"'elapsed_seconds' is {brief(elapsed)}, not a number")
-    # (A checkpoint of a version before the sha256 resumes without that check.)
-    if "merges_sha256" in data and data["merges_sha256"] != merges_sha256(merges):
+    if "merges_sha256" not in data:  # a checkpoint of a version before the sha256, or one edited
+        warn(f"{path}: the checkpoint has no 'merges_sha256' (written by a wwho before it, or edited): its "
+             f"{len(merges):,} merges are taken unchecked", WwhoWarning)
+    elif data["merges_sha256"] != merges_sha256(merges):
         raise fail("its merges do not match the sha256 saved with them ('merges_sha256'): the file was "
                    "changed or damaged after wwho wrote it, and resuming from it would give another vocabulary")
     return [(a, b) for a, b in merges]
