@@ -252,7 +252,7 @@ def test_syllabify_refuses_a_line_longer_than_the_bound(tmp_path):
                 wwho("syllabify", *extra, "--max-line-bytes", "1k", "-", input=source.encode())
             )
             assert line == (
-                "wwho: error: stdin:3: the line is longer than 1,024 bytes, the limit that "
+                "wwho: error: stdin:3: the line is longer than 1,024 bytes (its line end included), the limit that "
                 "bounds memory (raise it with --max-line-bytes)"
             )
     proc = wwho("syllabify", "--max-line-bytes", "901", "-", input=(ok * 3).encode())

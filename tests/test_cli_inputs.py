@@ -65,7 +65,7 @@ def test_syllabify_file_errors_name_the_file(tmp_path):
         f"{bad}:4: invalid UTF-8 at byte 0 of the line (byte 12 of the input)")
     long = _write(tmp_path / "long.txt", "ක\n".encode() + "ක".encode() * 400 + b"\n")
     assert one_line_error(wwho("syllabify", "--file", long, "--max-line-bytes", "1k")).endswith(
-        f"{long}:2: the line is longer than 1,024 bytes, the limit that bounds memory (raise it with --max-line-bytes)")
+        f"{long}:2: the line is longer than 1,024 bytes (its line end included), the limit that bounds memory (raise it with --max-line-bytes)")
     cut = tmp_path / "cut.gz"
     cut.write_bytes(gzip.compress("ක\n".encode() * 1000)[:40])
     assert f"{cut}: cannot read (corrupt or truncated file?)" in one_line_error(wwho("syllabify", "--file", cut))

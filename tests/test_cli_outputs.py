@@ -349,7 +349,7 @@ def test_one_line_longer_than_the_bound_is_refused_naming_it(inputs, tmp_path, v
     proc = wwho(verb, "--tokenizer", inputs["sgpe"], "-", "--max-line-bytes", "1k", input=source.encode())
     assert proc.returncode == 2
     assert proc.stderr.decode().strip().splitlines()[-1] == (
-        "wwho: error: stdin:3: the line is longer than 1,024 bytes, the limit that bounds memory "
+        "wwho: error: stdin:3: the line is longer than 1,024 bytes (its line end included), the limit that bounds memory "
         "(raise it with --max-line-bytes)")
     if verb == "decode":  # (encode reads a block of lines before it writes any of them)
         assert proc.stdout.decode().count("\n") == 2  # the two lines before it were written

@@ -105,3 +105,48 @@ def test_known_cuts_of_a_line_whose_words_start_with_another_scripts_consonants(
     assert "কা" in tok.vocab
     ends = [len(c.encode()) for c in itertools.accumulate(bengali)]  # a cut after every character
     assert count(bengali, ends) > 0
+
+
+def test_hf_byte_fallback_tokens_of_latin_1_letters_are_read_as_utf8(tmp_path):
+    """A byte-fallback vocabulary's 'é' or '½' token is that character, not the byte GPT-2's map reads
+    it as: the cuts inside a character are counted on a line holding one as on any other. Checked
+    against the token strings HF ``tokenizers`` gives (<0xNN> one byte, '▁' a space)."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
+    from wwho.evaluate import evaluate
+
+    text = tmp_path / "text.txt"
+    text.write_text("½ é ab abc " * 200 + "\n", encoding="utf-8")
+    hf = Tokenizer(models.BPE(byte_fallback=True))
+    hf.pre_tokenizer, hf.decoder = pre_tokenizers.Metaspace(), decoders.Metaspace()
+    hf.train([str(text)], trainers.BpeTrainer(vocab_size=40, show_progress=False))
+    data = json.loads(hf.to_str())
+    vocab = data["model"]["vocab"]
+    vocab.update({f"<0x{b:02X}>": len(vocab) + b for b in range(256)})  # Llama's byte tokens
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    hf = Tokenizer.from_file(str(path))
+    for line in ("a½ क", "aé ක", "½½ क", "x क"):
+        ids = hf.encode(line, add_special_tokens=False).ids
+        parts = []
+        for i in ids:
+            piece = hf.id_to_token(i)
+            parts.append(bytes([int(piece[3:5], 16)]) if piece.startswith("<0x") else
+                         piece.replace("\u2581", " ").encode())
+        joined = b"".join(parts)
+        dummy = len(joined) - len(line.encode())
+        assert joined[dummy:] == line.encode(), line
+        ends = [len(b"".join(parts[:k])) - dummy for k in range(1, len(ids))]
+        inner = [end for end in ends if 0 < end < len(line.encode())]  # (not the dummy prefix's own end)
+        measured = evaluate(load_spec(f"hf:{path}"), [line])
+        assert measured.boundaries == len(inner), line
+        # the cuts inside a character (क's three bytes are three byte-fallback tokens)
+        assert measured.boundaries_in_cluster == sum(end not in _char_edges(line) for end in inner) > 0, line
+
+
+def _char_edges(text: str) -> set[int]:
+    edges, at = {0}, 0
+    for c in text:
+        at += len(c.encode())
+        edges.add(at)
+    return edges

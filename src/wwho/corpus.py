@@ -331,7 +331,8 @@ def file_documents(
                     raw = raw[len(BOM):]  # a byte order mark (Windows editors write one) is no text
                 try:
                     if len(raw) > limit:
-                        raise ValueError(f"the line is longer than {limit:,} bytes, the limit that bounds "
+                        raise ValueError(f"the line is longer than {limit:,} bytes (its line end included), the limit "
+                                         "that bounds "
                                          "memory (raise it with --max-line-bytes, or max_line_bytes=)")
                     doc = _parse_line(raw, kind, text_field)
                 except ValueError as exc:
@@ -364,7 +365,8 @@ def bounded_lines(stream: io.BufferedIOBase, name: str, max_line_bytes: int = MA
     while raw := stream.readline(limit + 1):
         n += 1
         if len(raw) > limit:
-            raise CorpusError(f"{name}:{n}: the line is longer than {limit:,} bytes, the limit that bounds memory "
+            raise CorpusError(f"{name}:{n}: the line is longer than {limit:,} bytes (its line end included), "
+                              "the limit that bounds memory "
                               f"({hint})")
         yield raw
 

@@ -252,6 +252,7 @@ def _hf_object(tok, name: str) -> Evaluated:
     byte_ids = {tok.token_to_id(f"<0x{b:02X}>") for b in range(256)} - {None}
 
     pieces: dict[int, bytes] = {}
+    utf8_pieces: dict[int, bytes] = {}
 
     def piece(i: int) -> bytes:
         got = pieces.get(i)
@@ -259,16 +260,25 @@ def _hf_object(tok, name: str) -> Evaluated:
             got = pieces[i] = _hf_token_bytes(tok.id_to_token(i) or "")
         return got
 
+    def utf8_piece(i: int) -> bytes:
+        got = utf8_pieces.get(i)
+        if got is None:
+            got = utf8_pieces[i] = _hf_token_bytes(tok.id_to_token(i) or "", byte_level=False)
+        return got
+
     def encode(text: str):
         e = tok.encode(text, add_special_tokens=False)
         # Where the tokens' own bytes spell the text (byte-level BPE, byte fallback), a cut inside a
         # character is seen; HF's offsets are characters and would move it to the character's edge.
+        # A token's string is read as GPT-2 byte-level text first, then as UTF-8 (byte fallback's
+        # 'é' is that character, not the byte E9 that GPT-2's map reads it as).
         target = text.encode("utf-8", "surrogatepass")
-        parts = [piece(i) for i in e.ids]
-        joined = b"".join(parts)
-        if joined == target or (joined[:1] == b" " and joined[1:] == target):
-            dummy = len(joined) - len(target)
-            return e.ids, array("q", (max(end - dummy, 0) for end in _ends(parts)))
+        for read in (piece, utf8_piece):
+            parts = [read(i) for i in e.ids]
+            joined = b"".join(parts)
+            if joined == target or (joined[:1] == b" " and joined[1:] == target):
+                dummy = len(joined) - len(target)
+                return e.ids, array("q", (max(end - dummy, 0) for end in _ends(parts)))
         # HF gives a lone leading "▁" (Metaspace's dummy prefix, no character of the text) the first
         # character's offsets too: it ends where it starts, or the line start's boundary would be
         # counted inside that character (a cut counted twice there).
@@ -283,16 +293,16 @@ def _hf_object(tok, name: str) -> Evaluated:
 _BYTE_TOKEN = regex.compile(r"<0x([0-9A-Fa-f]{2})>")
 
 
-def _hf_token_bytes(token: str) -> bytes:
+def _hf_token_bytes(token: str, *, byte_level: bool = True) -> bytes:
     """The bytes an HF token string stands for, as far as its form tells: ``<0xAB>`` (byte fallback)
-    one byte, a GPT-2 byte-level string its bytes, else its UTF-8 with ``▁`` as a space. The caller
-    trusts them only where they add up to the text."""
+    one byte, a GPT-2 byte-level string its bytes (unless not ``byte_level``), else its UTF-8 with
+    ``▁`` as a space. The caller trusts them only where they add up to the text."""
     from wwho.bytelevel.pretokenize import unicode_to_bytes
 
     match = _BYTE_TOKEN.fullmatch(token)
     if match:
         return bytes([int(match.group(1), 16)])
-    data = unicode_to_bytes(token)
+    data = unicode_to_bytes(token) if byte_level else None
     return data if data is not None else token.replace("\u2581", " ").encode("utf-8", "surrogatepass")
 
 

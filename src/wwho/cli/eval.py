@@ -224,7 +224,7 @@ def plot_series(results: list[Metrics]) -> list[tuple[str, dict[str, list[float 
             values[name] = row
         title = titles[attr] + (" (%)" if attr in RATES else "")
         if attr in ("cluster_cut_rate", "syllable_cut_rate") and any(m.unmeasured_lines for m in results):
-            title += ", lines some tokenizers cannot place are not measured"
+            title += "\n(lines some tokenizers cannot place are not measured)"  # (two lines: one is too wide)
         out.append((title, values))
     return out
 
