@@ -256,7 +256,7 @@ def _split(regex: str) -> dict:
                     {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False}
                 ],
             },
-            "at least one regex",
+            "ByteLevel use_regex=false with no Split before it is not supported",
         ),
     ],
     ids=["nested", "bad-regex", "no-regex"],

@@ -63,25 +63,26 @@ def test_a_count_no_file_could_hold_is_refused_at_once_in_a_model_sized_file(tmp
         read_metadata(path)
 
 
-@pytest.mark.parametrize("value, what", [
-    (struct.pack("<Q", 1 << 30), "a 1073741824-byte string"),
-    (struct.pack("<Q", (256 << 20) - 10), r"a \d+-byte string"),
+@pytest.mark.parametrize("key, kind, value, what", [
+    (b"general.name", 8, struct.pack("<Q", 1 << 30), "a 1073741824-byte string"),
+    (b"general.name", 8, struct.pack("<Q", (256 << 20) - 10), r"a \d+-byte string"),
+    (b"llama.blob", 8, struct.pack("<Q", 1 << 30), "a 1073741824-byte string"),  # walked over, not read
+    (b"llama.blob", 9, struct.pack("<IQ", 0, 1 << 30), "an array of 1,073,741,824 items"),
 ])
-def test_a_value_past_the_header_limit_is_refused_before_it_is_read(tmp_path, value, what):
+def test_a_value_past_the_header_limit_is_refused_before_it_is_read(tmp_path, key, kind, value, what):
     """A string claiming more than the header may hold, in a file that large (sparse), is refused
     at once, naming the key: it was read on in ever larger pieces (to 256 MiB, with that much memory)
     before the header was refused."""
     import resource
 
-    key = b"general.name"
     path = tmp_path / "big.gguf"
     with open(path, "wb") as f:
-        f.write(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key + struct.pack("<I", 8)
+        f.write(b"GGUF" + struct.pack("<IQQ", 3, 0, 1) + struct.pack("<Q", len(key)) + key + struct.pack("<I", kind)
                 + value)
         f.truncate(4 << 30)
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     with pytest.raises(GGUFError, match=rf"big.gguf: {what} would take the metadata past 256 MiB .* at byte offset "
-                                        r"56 \(while reading metadata entry 0, key 'general.name'\)"):
+                                        rf"\d+ \(while reading metadata entry 0, key '{key.decode()}'\)"):
         read_metadata(path)
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 64 << 10  # KiB: no 256 MiB read
 

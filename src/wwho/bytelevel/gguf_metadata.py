@@ -208,8 +208,12 @@ class _Reader:
                 # The least each item takes: a count the rest of the file cannot hold is refused now,
                 # not after reading on to the end of a model's file.
                 least = struct.calcsize(_SCALARS[item]) if item in _SCALARS else 8 if item == _T.STRING else 12
-                if self.pos + 12 + count * least > self.size:
+                if self.pos + 12 + count * least > min(self.size, MAX_HEADER_BYTES):
                     raise self.truncated(f"an array of {count:,} items", end=self.pos + 12 + count * least)
+        elif kind == _T.STRING and self.pos + 8 <= len(self.buf):  # (so is a string's length)
+            (n,) = struct.unpack_from(self.endian + "Q", self.buf, self.pos)
+            if self.pos + 8 + n > min(self.size, MAX_HEADER_BYTES):
+                raise self.truncated(f"a {n}-byte string", end=self.pos + 8 + n)
         try:
             end = _core.gguf_skip(self.buf, self.pos, kind, self.endian == ">", MAX_ARRAY_DEPTH)
         except _core.CoreGGUFError as exc:

@@ -345,7 +345,7 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
         vocab = model["vocab"]
         if not isinstance(vocab, dict):
             raise VocabError(f"{path}: model.vocab must be an object of token -> id")
-        _renumber_added(data.get("added_tokens") or [], vocab, special, added, path)
+        renumbered = _renumber_added(data.get("added_tokens") or [], vocab, special, added)
         raw_merges = model.get("merges") or []
         if not isinstance(raw_merges, list):
             raise VocabError(f"{path}: model.merges must be a list")
@@ -388,12 +388,6 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
                 extra[i] = text.encode("utf-8", "surrogateescape")
             else:
                 ranks[token] = i
-        # (A byte no UTF-8 text holds never needs one: deepseek's vocabularies lack those 13.)
-        missing = [b for b in range(256) if b not in NEVER_UTF8 and bytes((b,)) not in ranks]
-        if missing:
-            raise NotByteLevel(f"{path}: model.vocab has no token for {len(missing)} byte(s) of UTF-8 text (e.g. "
-                               f"{bytes(missing[:1])!r}); HF tokenizers drops such a byte from the text, or gives "
-                               "unk_token, which ByteBPE does not")
         unmapped = None in pairs  # (None: a pair of strings that are not byte-level)
         if repeated or unmapped:
             # A pair listed twice has its last place, as in HF tokenizers (each one replaces the one before).
@@ -448,6 +442,8 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
                                 else path.stem),
     ), where, merges_checked=True)
     _check_hf_merges(model_data, where)
+    if renumbered is not None:  # (said once wwho runs the file: a file HF runs instead keeps HF's word)
+        _warn_renumbered(renumbered, len(vocab), path)
     return model_data
 
 
@@ -492,27 +488,33 @@ def _folder_roles(folder: Path, ids: dict[str, int]) -> dict[str, int]:
     return found
 
 
-def _renumber_added(entries: list, vocab: dict, special: dict[str, int], added: dict[str, int], path: Path) -> None:
+def _renumber_added(entries: list, vocab: dict, special: dict[str, int], added: dict[str, int]) -> tuple | None:
     """Give ``special`` and ``added`` the ids HF ``tokenizers`` gives them, whatever the file's
-    ``"id"`` says: in the file's order, a token ``model.vocab`` lists takes that id, and any other
-    the next id after the model's tokens (its vocabulary's size, or one past the highest added id
-    where that is higher). A file HF wrote agrees; one edited by hand may not (a warning)."""
+    ``"id"`` says: a token ``model.vocab`` lists takes that id; any other, in the file's order, the
+    model vocabulary's size, then one past the id the one before took. A file HF wrote agrees; the
+    first token of one edited by hand that does not is returned, ``(index, text, given, id,
+    listed)``, for :func:`_warn_renumbered`."""
     size, top, first = len(vocab), None, None
     for n, entry in enumerate(entries):
         text = entry["content"]
         table = special if text in special else added
         i = vocab.get(text)
-        if not is_id(i):
-            i = size if top is None or (top < size and size) else top + 1
-        top = i if top is None else max(top, i)
+        listed = is_id(i)
+        if not listed:
+            i = size if top is None else top + 1
+            top = i
         if table[text] != i:
-            first = first or (n, text, table[text], i)
+            first = first or (n, text, table[text], i, listed)
             table[text] = i
-    if first is not None:
-        n, text, given, i = first
-        warn(f"{path}: added_tokens[{n}] {brief(text)} has id {given}, but HF tokenizers gives it {i} (a token "
-             f"model.vocab lacks takes the next id after the model's {size:,} tokens, in the file's order): "
-             "wwho takes HF's ids", WwhoWarning)
+    return first
+
+
+def _warn_renumbered(first: tuple, size: int, path: Path) -> None:
+    n, text, given, i, listed = first
+    why = (f"model.vocab lists it with id {i}" if listed else
+           f"a token model.vocab lacks takes the next id after the model's {size:,} tokens, in the file's order")
+    warn(f"{path}: added_tokens[{n}] {brief(text)} has id {given}, but HF tokenizers gives it {i} ({why}): "
+         "wwho takes HF's ids", WwhoWarning)
 
 
 def _hf_pretokenizer(spec: dict | None, path: Path) -> tuple[list[str], list[str]]:
