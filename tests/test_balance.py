@@ -197,12 +197,17 @@ def test_the_order_of_the_corpora_changes_nothing(corpora):
     corpora in another order would sample other documents and train another tokenizer. The trainers
     count, so the stream's own order does not matter."""
     big, small = corpora
-    forward = Counter(balance.documents(balance.plan([big, small], 0.3), seed=3))
-    backward = Counter(balance.documents(balance.plan([small, big], 0.3), seed=3))
-    assert forward == backward
-    a = train_sgpe([big, small], vocab_size=400, script="mixed", balance=0.3, progress=False, workers=1)
-    b = train_sgpe([small, big], vocab_size=400, script="mixed", balance=0.3, progress=False, workers=1)
+    _same_stream_and_tokenizer([big, small], [small, big])
+
+
+def _same_stream_and_tokenizer(corpora: list, others: list) -> Counter:
+    """Assert that ``corpora`` and ``others`` give one balanced stream and one tokenizer; the stream."""
+    stream = Counter(balance.documents(balance.plan(corpora, 0.3), seed=3))
+    assert stream == Counter(balance.documents(balance.plan(others, 0.3), seed=3))
+    a = train_sgpe(corpora, vocab_size=400, script="mixed", balance=0.3, progress=False, workers=1)
+    b = train_sgpe(others, vocab_size=400, script="mixed", balance=0.3, progress=False, workers=1)
     assert a.to_bytes() == b.to_bytes()
+    return stream
 
 
 def test_the_same_texts_elsewhere_or_compressed_give_the_same_stream(corpora, tmp_path):
@@ -218,12 +223,7 @@ def test_the_same_texts_elsewhere_or_compressed_give_the_same_stream(corpora, tm
     moved_big.write_bytes(gzip.compress(big.read_bytes()))
     moved_small = tmp_path / "aa" / "hindi.txt"
     moved_small.write_bytes(small.read_bytes())
-    here = Counter(balance.documents(balance.plan([big, small], 0.3), seed=3))
-    there = Counter(balance.documents(balance.plan([moved_big, moved_small], 0.3), seed=3))
-    assert here == there
-    a = train_sgpe([big, small], vocab_size=400, script="mixed", balance=0.3, progress=False, workers=1)
-    b = train_sgpe([moved_big, moved_small], vocab_size=400, script="mixed", balance=0.3, progress=False, workers=1)
-    assert a.to_bytes() == b.to_bytes()
+    here = _same_stream_and_tokenizer([big, small], [moved_big, moved_small])
     other = Counter(balance.documents(balance.plan([big, small], 0.3), seed=4))
     assert other != here  # (the seed still matters)
 
