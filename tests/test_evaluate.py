@@ -233,7 +233,7 @@ def test_a_corpus_or_tokenizer_given_twice_is_refused(tmp_path):
         evaluate_all([spec, spec], [str(corpus)])
     message = one_line_error(run_wwho("eval", "--quiet", "--corpus", corpus, "--tokenizer", "o200k_base",
                                       "tiktoken:o200k_base"))
-    assert "tokenizer tiktoken:o200k_base is given twice" in message
+    assert "tokenizer tiktoken:o200k_base is given twice (as o200k_base)" in message
 
 
 def test_a_corpus_without_text_is_refused(tmp_path, monkeypatch):

@@ -134,10 +134,14 @@ def tiktoken_specs(specs: list[str]) -> list[str]:
     as ``wwho encode`` takes both spellings."""
     from wwho.bytelevel.files import known_encoding_name
 
-    out = []
+    out: list[str] = []
     for spec in specs:
         name = None if spec.startswith("tiktoken:") else known_encoding_name(spec)
-        out.append(f"tiktoken:{name}" if name else spec)
+        spelled = f"tiktoken:{name}" if name else spec
+        if spelled in out and specs[out.index(spelled)] != spec:  # (two spellings: named as given)
+            raise WwhoError(f"tokenizer {printable(spec)} is given twice (as {printable(specs[out.index(spelled)])}): "
+                            "give each tokenizer once")
+        out.append(spelled)
     return out
 
 
