@@ -29,7 +29,7 @@ from wwho.bytelevel.pretokenize import (
     hf_punctuation_class,
 )
 from wwho.bytelevel.tiktoken_names import END_OF_TEXT
-from wwho.bytelevel.validate import all_ids, check_id, check_model, is_id, merge_problem
+from wwho.bytelevel.validate import all_ids, check_id, check_model, is_id
 from wwho.errors import VocabError, WwhoWarning, brief, holds_surrogate, without_surrogates
 from wwho.fileio import json_bytes, parse_json, read_bytes
 from wwho.manifest import check_saved
@@ -440,28 +440,11 @@ def _from_parsed(data: Any, path: Path) -> ByteLevelModel:
         pad_id=pad_id,
         name=without_surrogates(path.parent.name if path.name == "tokenizer.json" and path.parent.name
                                 else path.stem),
-    ), where, merges_checked=True)
-    _check_hf_merges(model_data, where)
+    ), where, lost_hint=", or they are special tokens that added_tokens does not list (add them there, with "
+                         "\"special\": true)")
     if renumbered is not None:  # (said once wwho runs the file: a file HF runs instead keeps HF's word)
         _warn_renumbered(renumbered, len(vocab), path)
     return model_data
-
-
-def _check_hf_merges(model: ByteLevelModel, where: str) -> None:
-    """:func:`check_merges`'s finding as an error; tokens no merge makes may also be special tokens
-    that the file leaves out of ``added_tokens``, which the error says too."""
-    if model.merges is None:
-        return
-    try:
-        found = _core.check_merges(model.ranks, list(model.merges))
-    except TypeError:
-        raise VocabError(f"{where}: tokens must be bytes and merges (bytes, bytes) tuples") from None
-    if found is not None:
-        error = merge_problem(model, where, found)
-        if found[0] == "lost":
-            error = VocabError(f"{error}, or they are special tokens that added_tokens does not list (add them "
-                               "there, with \"special\": true)")
-        raise error
 
 
 def _folder_roles(folder: Path, ids: dict[str, int]) -> dict[str, int]:

@@ -127,9 +127,11 @@ def check_id(value: object, source: str, what: str) -> int:
     return value
 
 
-def check_model(model: ByteLevelModel, source: str, *, merges_checked: bool = False) -> ByteLevelModel:
+def check_model(model: ByteLevelModel, source: str, *, merges_checked: bool = False,
+                lost_hint: str = "") -> ByteLevelModel:
     """Raise :class:`VocabError` naming ``source`` and the entry if ``model`` is inconsistent
-    (``merges_checked``: the loader already ran the merges check, see :func:`merge_problem`)."""
+    (``merges_checked``: the loader already ran the merges check, see :func:`merge_problem`;
+    ``lost_hint``: what else tokens no merge makes may be, in the file's terms, added to that error)."""
     if not _ids_look_right(model):
         _check_ids(model, source)  # finds the first offending entry and raises
     owner = set(model.ranks.values()) | set(model.special_tokens.values()) | set(model.added_tokens.values())
@@ -141,7 +143,7 @@ def check_model(model: ByteLevelModel, source: str, *, merges_checked: bool = Fa
         if asked and value is None:  # nothing would be added, in silence
             raise VocabError(f"{source}: add_{label} is true but there is no {label}_id: no token to add")
     if model.merges is not None and not merges_checked:
-        _check_merges(model, source)
+        _check_merges(model, source, lost_hint)
     return model
 
 
@@ -180,14 +182,15 @@ def _check_ids(model: ByteLevelModel, source: str) -> None:
                          f"(at most {MAX_ID_GAP:,} ids may be unused)")
 
 
-def _check_merges(model: ByteLevelModel, source: str) -> None:
+def _check_merges(model: ByteLevelModel, source: str, lost_hint: str = "") -> None:
     # In the core: a check of every merge (Llama 3 has 280,000) in Python sets was a cost of every load.
     try:
         found = _core.check_merges(model.ranks, list(model.merges))
     except TypeError:
         raise VocabError(f"{source}: tokens must be bytes and merges (bytes, bytes) tuples") from None
     if found is not None:
-        raise merge_problem(model, source, found)
+        error = merge_problem(model, source, found)
+        raise VocabError(f"{error}{lost_hint}") if lost_hint and found[0] == "lost" else error
 
 
 def merge_problem(model: ByteLevelModel, source: str, found: tuple) -> VocabError:
