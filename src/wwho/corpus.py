@@ -331,9 +331,9 @@ def file_documents(
                     raw = raw[len(BOM):]  # a byte order mark (Windows editors write one) is no text
                 try:
                     if len(raw) > limit:
-                        raise ValueError(f"the line is longer than {limit:,} bytes (its line end included), the limit "
-                                         "that bounds "
-                                         "memory (raise it with --max-line-bytes, or max_line_bytes=)")
+                        raise ValueError(f"the line is longer than {limit:,} bytes (its line end included), "
+                                         "the limit that bounds memory (raise it with --max-line-bytes, or "
+                                         "max_line_bytes=)")
                     doc = _parse_line(raw, kind, text_field)
                 except ValueError as exc:
                     message = f"{where(lineno)}: {exc}"
@@ -366,8 +366,7 @@ def bounded_lines(stream: io.BufferedIOBase, name: str, max_line_bytes: int = MA
         n += 1
         if len(raw) > limit:
             raise CorpusError(f"{name}:{n}: the line is longer than {limit:,} bytes (its line end included), "
-                              "the limit that bounds memory "
-                              f"({hint})")
+                              f"the limit that bounds memory ({hint})")
         yield raw
 
 

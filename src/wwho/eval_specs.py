@@ -251,20 +251,18 @@ def _hf_object(tok, name: str) -> Evaluated:
     unk = {i for i in (tok.token_to_id("[UNK]"), tok.token_to_id("<unk>"), tok.token_to_id("<|unk|>")) if i is not None}
     byte_ids = {tok.token_to_id(f"<0x{b:02X}>") for b in range(256)} - {None}
 
-    pieces: dict[int, bytes] = {}
-    utf8_pieces: dict[int, bytes] = {}
+    def reader(byte_level: bool):
+        """A token's bytes (:func:`_hf_token_bytes`), each found once."""
+        pieces: dict[int, bytes] = {}
 
-    def piece(i: int) -> bytes:
-        got = pieces.get(i)
-        if got is None:
-            got = pieces[i] = _hf_token_bytes(tok.id_to_token(i) or "")
-        return got
+        def read(i: int) -> bytes:
+            got = pieces.get(i)
+            if got is None:
+                got = pieces[i] = _hf_token_bytes(tok.id_to_token(i) or "", byte_level=byte_level)
+            return got
+        return read
 
-    def utf8_piece(i: int) -> bytes:
-        got = utf8_pieces.get(i)
-        if got is None:
-            got = utf8_pieces[i] = _hf_token_bytes(tok.id_to_token(i) or "", byte_level=False)
-        return got
+    piece, utf8_piece = reader(True), reader(False)
 
     def encode(text: str):
         e = tok.encode(text, add_special_tokens=False)

@@ -312,8 +312,8 @@ pub fn count_files<T: Tally>(
             let first_line = memchr::memchr(b'\n', &buf).map_or(buf.len(), |i| i + 1) as u64;
             if first_line > options.max_line_bytes {
                 let where_ = format!(
-                    "{}: the line is longer than {} bytes (its line end included), the limit that bounds memory \
-                     (raise it with --max-line-bytes, or max_line_bytes=)",
+                    "{}: the line is longer than {} bytes (its line end included), the limit \
+                     that bounds memory (raise it with --max-line-bytes, or max_line_bytes=)",
                     place.at(line_base),
                     thousands(options.max_line_bytes)
                 );

@@ -34,8 +34,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES",
-                   help=f"with -: longest line of ids in bytes, its line end included, k/M/G suffixes allowed (default "
-                        f"{MAX_LINE_BYTES >> 20}M); a longer one is an error")
+                   help=f"with -: longest line of ids in bytes, its line end included, k/M/G suffixes "
+                        f"allowed (default {MAX_LINE_BYTES >> 20}M); a longer one is an error")
     p.add_argument("--npy", metavar="FILE", help="decode the flat array of ids `wwho encode --npy` wrote, a line at "
                    "each --eot token")
     p.add_argument("--eot", metavar="TOKEN|none",

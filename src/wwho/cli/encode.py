@@ -57,8 +57,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block-mb", type=float, default=4.0,
                    help="lines are encoded in blocks of about this many MB (default 4)")
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES",
-                   help=f"longest input line in bytes, its line end included, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M): "
-                        "a line is encoded whole, in memory several times its size; a longer one is an error")
+                   help=f"longest input line in bytes, its line end included, k/M/G suffixes allowed "
+                        f"(default {MAX_LINE_BYTES >> 20}M): a line is encoded whole, in memory several times its size; a longer one is an error")
     p.add_argument("--tiktoken-file", metavar="PATH", help=TIKTOKEN_FILE_HELP)
     p.add_argument("--pattern", metavar="NAME|REGEX", help=PATTERN_HELP)
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",

@@ -134,13 +134,15 @@ def tiktoken_specs(specs: list[str]) -> list[str]:
     as ``wwho encode`` takes both spellings."""
     from wwho.bytelevel.files import known_encoding_name
 
-    out: list[str] = []
+    given: dict[str, str] = {}  # each spelling -> the spec it was first given as
+    out = []
     for spec in specs:
         name = None if spec.startswith("tiktoken:") else known_encoding_name(spec)
         spelled = f"tiktoken:{name}" if name else spec
-        if spelled in out and specs[out.index(spelled)] != spec:  # (two spellings: named as given)
-            raise WwhoError(f"tokenizer {printable(spec)} is given twice (as {printable(specs[out.index(spelled)])}): "
-                            "give each tokenizer once")
+        first = given.setdefault(spelled, spec)
+        if first != spec:  # (two spellings: named as given; one spelling twice is evaluate_all's to refuse)
+            raise WwhoError(f"tokenizer {printable(spec)} is given twice (as {printable(first)}): give each "
+                            "tokenizer once")
         out.append(spelled)
     return out
 

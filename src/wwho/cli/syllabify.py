@@ -46,8 +46,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--leading-space", action="store_true", help="attach a space to the syllable after it")
     p.add_argument("--json", action="store_true", help="print a JSON list of syllables per line")
     p.add_argument("--max-line-bytes", type=LINE_BYTES, default=MAX_LINE_BYTES, metavar="BYTES",
-                   help=f"with - or --file: longest input line in bytes, its line end included, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M): "
-                        "a line is split whole, in memory several times its size; a longer one is an error")
+                   help=f"with - or --file: longest input line in bytes, its line end included, k/M/G "
+                        f"suffixes allowed (default {MAX_LINE_BYTES >> 20}M): a line is split whole, in memory several times its size; a longer one is an error")
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
                    help="no progress bar (--file draws one of the bytes read where standard error is a terminal "
                         "and standard output is not)")
@@ -178,8 +178,8 @@ def _texts(stdin, max_line_bytes: int = MAX_LINE_BYTES, name: str = "stdin", rea
                               f"(byte {offset + exc.start:,} of the input)") from None
 
     def too_long() -> CorpusError:
-        return CorpusError(f"{name}:{lines + 1}: the line is longer than {max_line_bytes:,} bytes (its line end included), the "
-                           "limit that bounds memory (raise it with --max-line-bytes)")
+        return CorpusError(f"{name}:{lines + 1}: the line is longer than {max_line_bytes:,} bytes (its line end "
+                           "included), the limit that bounds memory (raise it with --max-line-bytes)")
 
     while data := stdin.read(size):
         cut = data.rfind(b"\n") + 1

@@ -46,8 +46,8 @@ def count_arg(flag: str, low: int) -> object:
 VOCAB_SIZE = arg_type(check_vocab_size, "--vocab-size", size=True, example=COUNT_EXAMPLE)  # 32k, as binary takes it
 WORKERS = arg_type(check_workers, "--workers")
 LINE_BYTES = arg_type(lambda v, w: check_range(v, w, 1, 2**40), "--max-line-bytes", size=True)
-LINE_HELP = (f"longest corpus line in bytes, its line end included, k/M/G suffixes allowed (default {MAX_LINE_BYTES >> 20}M); a longer "
-             "line is an error, or skipped with --skip-bad-lines")
+LINE_HELP = (f"longest corpus line in bytes, its line end included, k/M/G suffixes allowed (default "
+             f"{MAX_LINE_BYTES >> 20}M); a longer line is an error, or skipped with --skip-bad-lines")
 
 
 _PRUNE_COUNT = count_arg("--prune-freq", 1)
