@@ -173,8 +173,8 @@ def long_line_commands(tmp_path_factory, saved_tokenizers) -> dict[str, tuple[li
 
         limit_mb = _least(runs, _steps(40.0, lambda limit: limit * 1.15))
         assert limit_mb is not None, (name, "the command fails on an empty line at every limit")
-        # Closer, to about 2%: a step's slack (up to 15%, over 100 MB for a process of threads)
-        # could hold the long line whole, and its sweep would then try no limit it fails under.
+        # Closer, to about 2%: a whole step's slack (a process of threads maps much) could hold the
+        # long line whole, and its sweep would then try no limit it fails under.
         low = limit_mb / 1.15
         while limit_mb / low > 1.02:
             middle = (low * limit_mb) ** 0.5
