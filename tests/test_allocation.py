@@ -242,6 +242,31 @@ def test_encoding_a_line_longer_than_memory_holds_is_one_line_never_an_abort(tmp
         assert failed, (name, "the line needed no more memory than an empty one: the case was not tried")
 
 
+def test_loading_a_tokenizer_under_a_memory_limit_is_one_line_never_an_abort(tmp_path, long_line_commands):
+    """Below the least limit under which ``wwho encode`` runs on an empty line, and above the
+    one where Python's own start-up fails, o200k_base is loading: its tables (the token table,
+    the whitespace pairs, the constructing thread's memo, an int slot per id) come each in turn
+    within a few MB, and a limit between them used to abort the process (exit 134) where the
+    allocation of one failed. Each limit of a sweep in tenths of a MB gives the ids or one error
+    line."""
+    if "o200k" not in long_line_commands:
+        pytest.skip("needs the shared o200k_base ranks file (WWHO_SHARED_DATA)")
+    command, least_mb = long_line_commands["o200k"]
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n", encoding="utf-8")
+    outcomes = set()
+    for k in range(40):
+        limit_mb = least_mb - 4 + k / 10
+        done = _limited([*command, str(empty)], limit_mb)
+        err = done.stderr.decode("utf-8", "replace")
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert done.returncode in (0, 2), (round(limit_mb, 1), done.returncode, err[-2000:])
+        if done.returncode == 2:
+            assert len(lines) == 1 and lines[0].startswith("wwho: error: out of memory"), (limit_mb, lines)
+        outcomes.add(done.returncode)
+    assert 2 in outcomes, "no limit of the sweep was too small: the loading was not tried"
+
+
 #: ``wwho encode`` with its batches taken as arrays (``encode_batch_to_numpy``, each text's ids
 #: then as a list for the writer), on the file given last: the flat form's buffers made under a
 #: memory limit. Arguments: the limit in MB, the tokenizer, the file.

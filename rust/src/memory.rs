@@ -8,8 +8,8 @@
 //! with room left costs one comparison.
 //!
 //! A byte-level tokenizer's construction asks for its large tables the same way (a ranks
-//! file's lines, the token table; `HugeSlice::try_filled`), so that a low memory limit is a
-//! `MemoryError` there too.
+//! file's lines, the token table, `HugeSlice::try_filled`; the whitespace pairs, [`made_by`];
+//! the bindings' int slot per id), so that a low memory limit is a `MemoryError` there too.
 //!
 //! This module does not bound anything or decide what is too long (the callers' limits do), and
 //! the small allocations of a fixed or table-bounded size (a scratch word's, a vocabulary's
@@ -87,6 +87,14 @@ pub fn filled<T: Clone>(item: T, n: usize) -> Result<Vec<T>, NoMemory> {
     reserve(&mut v, n)?;
     v.resize(n, item);
     Ok(v)
+}
+
+/// `n` items, each made by `f` (for items that are not `Clone`: atomics).
+pub fn made_by<T>(n: usize, f: impl FnMut() -> T) -> Result<Box<[T]>, NoMemory> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| NoMemory::of::<T>(n))?;
+    v.extend(std::iter::repeat_with(f).take(n));
+    Ok(v.into_boxed_slice())
 }
 
 #[cfg(test)]

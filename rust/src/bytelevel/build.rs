@@ -244,7 +244,7 @@ impl ByteLevel {
             whitespace: None,
             memo_owner: AtomicU64::new(memo::new_owner()),
         };
-        tok.whitespace = whitespace::Whitespace::build(&tok, whitespace_tokens);
+        tok.whitespace = whitespace::Whitespace::build(&tok, whitespace_tokens)?;
         // The constructing thread's memo is made now, not in the first encode.
         memo::prepare(tok.memo_owner.load(Ordering::Relaxed), tok.cache.enabled());
         Ok(tok)

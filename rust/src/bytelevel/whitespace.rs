@@ -178,8 +178,11 @@ impl Whitespace {
     /// [`is_whitespace`], and its id), over the whole [`ALPHABET`] or, with more than
     /// [`MAX_TOKENS`] tokens over it, its ASCII part; None when some byte of that alphabet is
     /// no token of its own (the search needs each byte to be spellable) or there are still
-    /// too many tokens.
-    pub(super) fn build(tok: &ByteLevel, mut found: Vec<(&[u8], u32)>) -> Option<Whitespace> {
+    /// too many tokens; [`memory::NoMemory`] where its compatibility tables cannot be had.
+    pub(super) fn build(
+        tok: &ByteLevel,
+        mut found: Vec<(&[u8], u32)>,
+    ) -> Result<Option<Whitespace>, memory::NoMemory> {
         found.retain(|(b, _)| !b.is_empty());
         let mut size = ALPHABET.len();
         if found.len() > MAX_TOKENS {
@@ -193,7 +196,7 @@ impl Whitespace {
             .any(|&b| !found.iter().any(|&(t, _)| t == [b]))
             || found.len() > MAX_TOKENS
         {
-            return None;
+            return Ok(None);
         }
         // Tracing a token's merges costs the square of its length (the scan), and so does
         // finding its splits: a vocabulary of long whitespace tokens is answered by merging.
@@ -244,11 +247,9 @@ impl Whitespace {
             table.trace_tokens(tok);
         }
         let n = table.ids.len();
-        table.compat = (0..n * n).map(|_| AtomicU8::new(UNKNOWN)).collect();
-        table.followed = (0..n * ALPHABET.len())
-            .map(|_| AtomicU8::new(UNKNOWN))
-            .collect();
-        Some(table)
+        table.compat = memory::made_by(n * n, || AtomicU8::new(UNKNOWN))?;
+        table.followed = memory::made_by(n * ALPHABET.len(), || AtomicU8::new(UNKNOWN))?;
+        Ok(Some(table))
     }
 
     /// Whether `piece` is made of the table's alphabet only (what [`Self::encode`] takes).

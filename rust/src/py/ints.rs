@@ -71,14 +71,12 @@ pub struct IdInts {
 }
 
 impl IdInts {
-    /// Room for ids below `n`.
-    pub fn new(n: u64) -> IdInts {
+    /// Room for ids below `n`; a `MemoryError` where even that cannot be had.
+    pub fn new(n: u64) -> PyResult<IdInts> {
         let n = usize::try_from(n).unwrap_or(MAX_KEPT).min(MAX_KEPT);
-        IdInts {
-            slots: (0..n)
-                .map(|_| AtomicPtr::new(std::ptr::null_mut()))
-                .collect(),
-        }
+        let slots = crate::memory::made_by(n, || AtomicPtr::new(std::ptr::null_mut()))
+            .map_err(|e| pyo3::exceptions::PyMemoryError::new_err(format!("out of memory: {e}")))?;
+        Ok(IdInts { slots })
     }
 
     /// A new reference to the int `id`, or null with a Python exception set.

@@ -99,7 +99,7 @@ impl PyMeta {
             defaults,
         )
         .map_err(|e| raise(py, e))?;
-        let ints = IdInts::new(inner.size());
+        let ints = IdInts::new(inner.size())?;
         Ok(Self { inner, ints })
     }
 

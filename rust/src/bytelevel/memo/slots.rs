@@ -107,20 +107,20 @@ impl<const W: usize, const I: usize> Table<W, I> {
     }
 
     /// An empty table of `size` pairs, which may grow to `most`. Where memory is short, the
-    /// least table that a memo works with, which does not grow (a memo only saves work).
+    /// least table that a memo works with, which does not grow (a memo only saves work), and
+    /// where even that cannot be had, none: the table stays unmade (every reader takes an
+    /// empty table for a miss) and the next call asks again.
     fn start(&mut self, most: usize, size: usize) {
         let empty = Pair([Slot::EMPTY; 2]);
-        let (size, most) = match HugeSlice::try_new(size, empty) {
-            Ok(pairs) => {
-                self.pairs = pairs;
-                (size, most)
-            }
-            Err(_) => {
-                let least = size.min(FIRST_PAIRS);
-                self.pairs = HugeSlice::new(least, empty);
-                (least, least)
-            }
+        let least = size.min(FIRST_PAIRS);
+        let (pairs, size, most) = match HugeSlice::try_new(size, empty) {
+            Ok(pairs) => (pairs, size, most),
+            Err(_) => match HugeSlice::try_new(least, empty) {
+                Ok(pairs) => (pairs, least, least),
+                Err(_) => return,
+            },
         };
+        self.pairs = pairs;
         (self.size, self.most, self.written) = (size, most, 0);
     }
 

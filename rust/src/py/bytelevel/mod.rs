@@ -151,7 +151,7 @@ impl ByteLevel {
             cache_bytes,
         };
         let inner = guard(|| py.detach(|| Core::new(&model)).map_err(to_py))?;
-        let ints = IdInts::new(inner.n_vocab());
+        let ints = IdInts::new(inner.n_vocab())?;
         Ok(ByteLevel {
             inner: Arc::new(inner),
             ints,

@@ -78,7 +78,7 @@ impl PyEncoder {
                 .unwrap_or_default(),
         };
         let inner = Arc::new(Encoder::new(splitter.inner.clone(), spec).map_err(|e| raise(py, e))?);
-        let ints = IdInts::new(inner.vocab_size() as u64);
+        let ints = IdInts::new(inner.vocab_size() as u64)?;
         Ok(Self { inner, ints })
     }
 
