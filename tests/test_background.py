@@ -4,6 +4,7 @@ process that exits while a helper is stuck (``ThreadPoolExecutor`` waits for it 
 
 from __future__ import annotations
 
+import _thread
 import subprocess
 import sys
 import textwrap
@@ -12,6 +13,7 @@ import time
 
 import pytest
 
+from wwho import background
 from wwho.background import Background, ThreadStartError
 
 
@@ -112,28 +114,77 @@ def test_threads_must_be_at_least_one():
 def test_a_thread_the_system_refuses_is_a_memory_error_and_the_started_ones_end(monkeypatch):
     """Under ``ulimit -v`` a new thread's stack may not be had: Python's bare ``RuntimeError("can't
     start new thread")`` must not come out of ``wwho syllabify`` as a traceback."""
-    start = threading.Thread.start
+    start = _thread.start_new_thread
     started = []
 
-    def start_one(thread):
+    def start_one(run, args):
         if started:
             raise RuntimeError("can't start new thread")
-        started.append(thread)
-        start(thread)
+        started.append(run)
+        return start(run, args)
 
-    monkeypatch.setattr(threading.Thread, "start", start_one)
+    handles = []
+    start_thread = background.start_thread
+    monkeypatch.setattr(_thread, "start_new_thread", start_one)
+    monkeypatch.setattr(background, "start_thread", lambda *a, **k: handles.append(start_thread(*a, **k)))
     with pytest.raises(ThreadStartError, match=r"cannot start a thread \(wwho-test_1\)") as caught:
         Background(3, name="wwho-test")
     assert isinstance(caught.value, MemoryError)
-    started[0].join(5)  # the one started was told to stop
-    assert not started[0].is_alive()
+    assert len(handles) == 1
+    handles[0].join(5)  # the one started was told to stop
+    assert not handles[0].is_alive()
+
+
+def test_a_thread_that_dies_in_its_start_up_is_an_error_not_a_wait_forever(monkeypatch):
+    """A new thread can die before its first step (its interpreter state, under a memory limit,
+    cannot be had: python/cpython#140746), where ``threading.Thread.start`` waits for it forever.
+    Here the system's thread starts nothing at all, as such a thread does."""
+    monkeypatch.setattr(background, "START_TIMEOUT_S", 0.2)
+    monkeypatch.setattr(_thread, "start_new_thread", lambda run, args: 12345)
+    began = time.monotonic()
+    with pytest.raises(ThreadStartError, match=r"cannot start a thread \(wwho-test_0\): it died in its start-up"):
+        Background(1, name="wwho-test")
+    assert time.monotonic() - began < 5
+
+
+def test_a_thread_that_starts_after_its_caller_gave_up_runs_nothing(monkeypatch):
+    monkeypatch.setattr(background, "START_TIMEOUT_S", 0.2)
+    start = _thread.start_new_thread
+    monkeypatch.setattr(_thread, "start_new_thread", lambda run, args: start(lambda: (time.sleep(0.5), run()), ()))
+    ran = []
+    with pytest.raises(ThreadStartError):
+        background.start_thread(lambda: ran.append(1), name="late")
+    time.sleep(1.0)
+    assert ran == []
+
+
+def test_a_started_thread_is_alive_until_its_target_returns_and_join_waits_for_it():
+    go = threading.Event()
+    thread = background.start_thread(go.wait, name="waiting")
+    assert thread.is_alive()
+    thread.join(0.05)
+    assert thread.is_alive()
+    go.set()
+    thread.join(5)
+    assert not thread.is_alive()
+
+
+def test_an_exception_a_thread_lets_out_goes_to_threading_excepthook(monkeypatch):
+    seen = []
+    monkeypatch.setattr(threading, "excepthook", seen.append)
+
+    def fail():
+        raise ValueError("in the thread")
+
+    background.start_thread(fail, name="failing").join(5)
+    assert len(seen) == 1 and seen[0].exc_type is ValueError and str(seen[0].exc_value) == "in the thread"
 
 
 SYLLABIFY_WITHOUT_THREADS = textwrap.dedent("""
-    import sys, threading
-    def refuse(thread):
+    import _thread, sys
+    def refuse(run, args):
         raise RuntimeError("can't start new thread")
-    threading.Thread.start = refuse
+    _thread.start_new_thread = refuse
     from wwho.cli import main
     sys.exit(main(["syllabify", "--file", sys.argv[1]]))
 """)

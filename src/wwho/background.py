@@ -21,9 +21,12 @@ Without an exception, the ``with`` block waits for every call submitted, as an e
 
 from __future__ import annotations
 
+import _thread
 import contextlib
+import os
 import queue
 import signal
+import sys
 import threading
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
@@ -58,15 +61,66 @@ class ThreadStartError(MemoryError):
     a ``MemoryError`` (the CLI's one line "out of memory"), naming the thread."""
 
 
-def start_thread(target: Callable[[], object], *, name: str) -> threading.Thread:
+#: How long :func:`start_thread` waits for a new thread's first step. A thread that runs takes it
+#: at once (it needs only the GIL, which a waiting caller does not hold); one that has not after
+#: this long died in its start-up (see :func:`start_thread`).
+START_TIMEOUT_S = 5.0
+
+
+class Started:
+    """A thread :func:`start_thread` started: ``is_alive()`` and ``join(timeout)`` as a
+    ``threading.Thread``'s. In a child forked meanwhile it is not alive (the child has no such
+    thread) and ``join`` returns at once."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self._pid = os.getpid()
+        self._running = _thread.allocate_lock()
+        self._running.acquire()  # (released as the thread ends)
+
+    def is_alive(self) -> bool:
+        return self._pid == os.getpid() and self._running.locked()
+
+    def join(self, timeout: float | None = None) -> None:
+        if self._pid == os.getpid() and self._running.acquire(timeout=-1 if timeout is None else timeout):
+            self._running.release()
+
+
+def start_thread(target: Callable[[], object], *, name: str) -> Started:
     """A daemon thread running ``target``, started; :class:`ThreadStartError` where the system
-    refuses it."""
-    thread = threading.Thread(target=target, name=name, daemon=True)
+    refuses it, or where it dies before its first step.
+
+    Not ``threading.Thread.start``: it waits without a time limit for the new thread to say it
+    started, and a thread whose start-up fails for want of memory (``ulimit -v``: the interpreter
+    prints "Exception ignored in thread started by") never says so, so the caller would wait
+    forever (python/cpython#140746). Here the wait is bounded, and a thread that starts after
+    its caller gave up on it ends at once, running nothing. An exception ``target`` lets out goes
+    to ``threading.excepthook``, as a ``threading.Thread``'s does."""
+    thread = Started(name)
+    first_step = _thread.allocate_lock()
+    first_step.acquire()
+    claimed = _thread.allocate_lock()  # taken by whichever comes first: the thread, or a caller giving up
+
+    def run() -> None:
+        try:
+            if claimed.acquire(False):
+                first_step.release()
+                target()
+        except BaseException:  # noqa: BLE001 (reported as threading reports a thread's exception)
+            threading.excepthook(threading.ExceptHookArgs((*sys.exc_info(), None)))
+        finally:
+            thread._running.release()
+
     try:
-        thread.start()
+        _thread.start_new_thread(run, ())
     except RuntimeError as exc:
         raise ThreadStartError(f"cannot start a thread ({name}): the process has reached its memory "
                                f"or thread limit ({exc})") from None
+    if not first_step.acquire(timeout=START_TIMEOUT_S):
+        if claimed.acquire(False):
+            raise ThreadStartError(f"cannot start a thread ({name}): it died in its start-up (the "
+                                   f"process has reached its memory limit?)")
+        first_step.acquire()  # (it took its first step just now)
     return thread
 
 
