@@ -267,6 +267,42 @@ def test_loading_a_tokenizer_under_a_memory_limit_is_one_line_never_an_abort(tmp
     assert 2 in outcomes, "no limit of the sweep was too small: the loading was not tried"
 
 
+def test_loading_a_gguf_vocabulary_under_a_memory_limit_is_one_line_never_a_hang(tmp_path):
+    """A GGUF vocabulary of the merges rule (llama-bpe) loads through a bytes object per token, a
+    tuple per merge and a pair table. pyo3's constructors panic where Python cannot allocate such
+    an object, and with ``RUST_BACKTRACE=1`` a panic's backtrace, needing memory too, can wait for
+    ever on its own lock; a table that Rust cannot allocate aborts. From the least limit under
+    which it loads (found to 1 MB), limits half a MB apart over the 8 MB below: the ids or one
+    error line each, and never a wait."""
+    from conftest import DATA, require_data
+
+    gguf = require_data(DATA / "gguf-vocab" / "ggml-vocab-llama-bpe.gguf")
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n", encoding="utf-8")
+    command = ["encode", "--tokenizer", str(gguf), "-o", str(tmp_path / "ids.txt"), "--force", "--file", str(empty)]
+
+    def load(limit_mb: float) -> subprocess.CompletedProcess:
+        limit = int(limit_mb * (1 << 20))
+        from conftest import wwho_command
+
+        return subprocess.run([*wwho_command(), *command], capture_output=True, timeout=60,
+                              env={**os.environ, "RUST_BACKTRACE": "1"},
+                              preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+
+    low, high = 40.0, 1040.0
+    while high - low > 1:
+        middle = (low + high) / 2
+        low, high = (low, middle) if load(middle).returncode == 0 else (middle, high)
+    for k in range(16):
+        limit_mb = high - 8 + k / 2
+        done = load(limit_mb)
+        err = done.stderr.decode("utf-8", "replace")
+        lines = [line for line in err.splitlines() if line.strip()]
+        assert done.returncode in (0, 2), (limit_mb, done.returncode, err[-2000:])
+        if done.returncode == 2:
+            assert len(lines) == 1 and lines[0].startswith("wwho: error: out of memory"), (limit_mb, lines)
+
+
 #: ``wwho encode`` with its batches taken as arrays (``encode_batch_to_numpy``, each text's ids
 #: then as a list for the writer), on the file given last: the flat form's buffers made under a
 #: memory limit. Arguments: the limit in MB, the tokenizer, the file.

@@ -9,6 +9,7 @@ use super::{
     characters, memo, ranks, two_byte, whitespace, ByteLevel, Error, Model, Rule, MAX_ID,
     NO_SMALL_PAIR, NO_TOKEN, PSEUDO,
 };
+use crate::memory;
 use crate::merge::{Merge, PairTable};
 use crate::pretokenize::Pretokenizer;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -138,11 +139,11 @@ impl ByteLevel {
                         entries.push((x, y, merge));
                     }
                 }
-                table.extend(&entries);
+                table.try_extend(&entries)?;
                 Rule::Merges(table)
             }
         };
-        let mut byte_pairs = vec![NO_TOKEN; 1 << 16];
+        let mut byte_pairs = memory::filled(NO_TOKEN, 1 << 16)?;
         for (i, slot) in byte_pairs.iter_mut().enumerate() {
             if let Some(id) = encoder.get(&[(i >> 8) as u8, i as u8]) {
                 *slot = id;
@@ -152,7 +153,7 @@ impl ByteLevel {
         // piece with `ignore_merges`, else the merge of its two bytes), or NO_TOKEN.
         let mut two_bytes = Vec::new();
         if let Rule::Merges(table) = &rule {
-            two_bytes = vec![NO_TOKEN; 1 << 16];
+            two_bytes = memory::filled(NO_TOKEN, 1 << 16)?;
             let whole_first = model.ignore_merges;
             for (i, slot) in two_bytes.iter_mut().enumerate() {
                 let (a, b) = ((i >> 8) as u8, i as u8);

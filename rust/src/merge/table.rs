@@ -4,6 +4,7 @@
 
 use super::{Merge, Pairs};
 use crate::huge::HugeSlice;
+use crate::memory::{self, NoMemory};
 
 impl Pairs for PairTable {
     #[inline]
@@ -62,7 +63,7 @@ impl PairTable {
 
     pub fn with_capacity(n: usize) -> Self {
         let mut table = Self::default();
-        table.resize(n);
+        table.resize(n).unwrap_or_else(|e| e.abort());
         table
     }
 
@@ -79,65 +80,66 @@ impl PairTable {
     }
 
     /// Room for `n` entries at a load of at most 3/4.
-    fn resize(&mut self, n: usize) {
+    fn resize(&mut self, n: usize) -> Result<(), NoMemory> {
         let size = (n * 4 / 3 + 1).next_power_of_two().max(16);
         if size <= self.size() {
-            return;
+            return Ok(());
         }
-        self.rebuild(size, self.is_wide());
+        self.rebuild(size, self.is_wide())
     }
 
     /// Every entry held in the table (not the pair kept in `last_pair`), as (key, merge).
-    fn entries(&self) -> Vec<(u64, Merge)> {
+    fn entries(&self) -> Result<Vec<(u64, Merge)>, NoMemory> {
+        let mut entries = Vec::new();
+        memory::reserve(&mut entries, self.len)?;
         if self.is_wide() {
-            self.wide
-                .iter()
-                .filter(|s| s.key != EMPTY)
-                .map(|s| (s.key, s.merge))
-                .collect()
+            entries.extend(
+                self.wide
+                    .iter()
+                    .filter(|s| s.key != EMPTY)
+                    .map(|s| (s.key, s.merge)),
+            );
         } else {
-            self.compact
-                .iter()
-                .filter(|&&s| s != EMPTY)
-                .map(|&s| {
-                    let (l, r) = ((s >> 48) as u32, (s >> 32) as u32 & 0xFFFF);
-                    (
-                        key(l, r),
-                        Merge {
-                            rank: (s >> 16) as u32 & 0xFFFF,
-                            id: s as u32 & 0xFFFF,
-                        },
-                    )
-                })
-                .collect()
+            entries.extend(self.compact.iter().filter(|&&s| s != EMPTY).map(|&s| {
+                let (l, r) = ((s >> 48) as u32, (s >> 32) as u32 & 0xFFFF);
+                (
+                    key(l, r),
+                    Merge {
+                        rank: (s >> 16) as u32 & 0xFFFF,
+                        id: s as u32 & 0xFFFF,
+                    },
+                )
+            }));
         }
+        Ok(entries)
     }
 
-    /// Every entry into a table of `size` slots, in the wide form if `wide`.
-    fn rebuild(&mut self, size: usize, wide: bool) {
-        let entries = self.entries();
-        self.shift = 64 - size.trailing_zeros();
+    /// Every entry into a table of `size` slots, in the wide form if `wide` (the table as it
+    /// was where the memory for that cannot be had).
+    fn rebuild(&mut self, size: usize, wide: bool) -> Result<(), NoMemory> {
+        let entries = self.entries()?;
         if wide {
+            let empty = Slot {
+                key: EMPTY,
+                merge: Merge { rank: 0, id: 0 },
+            };
+            self.wide = HugeSlice::try_filled(size, empty)?;
             self.compact = HugeSlice::default();
-            self.wide = HugeSlice::new(
-                size,
-                Slot {
-                    key: EMPTY,
-                    merge: Merge { rank: 0, id: 0 },
-                },
-            );
+            self.shift = 64 - size.trailing_zeros();
             for (k, merge) in entries {
                 let i = self.find_wide(k);
                 self.wide[i] = Slot { key: k, merge };
             }
         } else {
-            self.compact = HugeSlice::new(size, EMPTY);
+            self.compact = HugeSlice::try_filled(size, EMPTY)?;
+            self.shift = 64 - size.trailing_zeros();
             for (k, merge) in entries {
                 let packed = compact_key(k);
                 let i = self.find_compact(packed);
                 self.compact[i] = packed | u64::from(merge.rank) << 16 | u64::from(merge.id);
             }
         }
+        Ok(())
     }
 
     /// The slot of `key`, or the empty slot where it would go (wide form).
@@ -171,15 +173,26 @@ impl PairTable {
     /// Add a merge; a pair already present keeps its first (lowest-ranked) merge. Returns
     /// whether the pair was new.
     pub fn insert(&mut self, left: u32, right: u32, merge: Merge) -> bool {
+        self.try_insert(left, right, merge)
+            .unwrap_or_else(|e| e.abort())
+    }
+
+    /// [`Self::insert`], or [`NoMemory`] where the table must grow and cannot (it is then as it
+    /// was).
+    pub fn try_insert(&mut self, left: u32, right: u32, merge: Merge) -> Result<bool, NoMemory> {
         let k = key(left, right);
         if k == EMPTY {
             let new = self.last_pair.is_none();
             self.last_pair.get_or_insert(merge);
-            return new;
+            return Ok(new);
         }
         if self.get(left, right).is_some() {
-            return false;
+            return Ok(false);
         }
+        if !fits_compact(left, right, merge) {
+            self.go_wide()?;
+        }
+        self.resize(self.len + 1)?;
         if left < LEFT_BITS {
             let word = (left / 64) as usize;
             if word >= self.lefts.len() {
@@ -187,10 +200,6 @@ impl PairTable {
             }
             self.lefts[word] |= 1 << (left % 64);
         }
-        if !fits_compact(left, right, merge) {
-            self.go_wide();
-        }
-        self.resize(self.len + 1);
         if self.is_wide() {
             let i = self.find_wide(k);
             self.wide[i] = Slot { key: k, merge };
@@ -200,7 +209,7 @@ impl PairTable {
             self.compact[i] = packed | u64::from(merge.rank) << 16 | u64::from(merge.id);
         }
         self.len += 1;
-        true
+        Ok(true)
     }
 
     /// [`Self::insert`] of every `(left, right, merge)`, with the same result as one by one in
@@ -208,34 +217,39 @@ impl PairTable {
     /// a vocabulary's 280,000 merges then fill the table front to back instead of missing the
     /// CPU cache once each.
     pub fn extend(&mut self, merges: &[(u32, u32, Merge)]) {
+        self.try_extend(merges).unwrap_or_else(|e| e.abort());
+    }
+
+    /// [`Self::extend`], or [`NoMemory`] where the table cannot have the room.
+    pub fn try_extend(&mut self, merges: &[(u32, u32, Merge)]) -> Result<(), NoMemory> {
         // The final form and size first: the slots below are those of the table filled.
         if !merges.iter().all(|&(l, r, m)| fits_compact(l, r, m)) {
-            self.go_wide();
+            self.go_wide()?;
         }
-        self.resize(self.len + merges.len());
+        self.resize(self.len + merges.len())?;
         let wide = self.is_wide();
         // (slot, index): equal pairs (equal slots) stay in list order.
-        let mut order: Vec<(usize, usize)> = merges
-            .iter()
-            .enumerate()
-            .map(|(i, &(l, r, _))| {
-                let k = key(l, r);
-                (bucket(if wide { k } else { compact_key(k) }, self.shift), i)
-            })
-            .collect();
+        let mut order: Vec<(usize, usize)> = Vec::new();
+        memory::reserve(&mut order, merges.len())?;
+        order.extend(merges.iter().enumerate().map(|(i, &(l, r, _))| {
+            let k = key(l, r);
+            (bucket(if wide { k } else { compact_key(k) }, self.shift), i)
+        }));
         order.sort_unstable();
         for (_, i) in order {
             let (l, r, m) = merges[i];
-            self.insert(l, r, m);
+            self.try_insert(l, r, m)?;
         }
+        Ok(())
     }
 
     /// Switch to the 32-bit form (kept if already there).
-    fn go_wide(&mut self) {
+    fn go_wide(&mut self) -> Result<(), NoMemory> {
         if !self.is_wide() {
             let size = self.size().max(16);
-            self.rebuild(size, true);
+            self.rebuild(size, true)?;
         }
+        Ok(())
     }
 
     #[inline]

@@ -141,3 +141,47 @@ pub fn py_bytes<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, pyo3::
         Ok(())
     })
 }
+
+// pyo3's `PyDict::new`, `PyList::new` and `PyTuple::new` panic where Python cannot allocate the
+// object (and a panic while memory is short can deadlock in the backtrace printer, as
+// `py_bytes` says). A loader makes one object per token or merge: these raise `MemoryError`.
+
+/// A new empty `dict`, or a `MemoryError`.
+pub fn py_dict(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
+    // SAFETY: PyDict_New returns a new reference or NULL with an exception set.
+    unsafe { Ok(Bound::from_owned_ptr_or_err(py, pyo3::ffi::PyDict_New())?.cast_into_unchecked()) }
+}
+
+/// The tuple `(a, b)`, or a `MemoryError`.
+pub fn py_pair<'py>(
+    a: &Bound<'py, PyAny>,
+    b: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+    // SAFETY: PyTuple_Pack takes borrowed references (it adds its own) and returns a new
+    // reference or NULL with an exception set.
+    unsafe {
+        let pair = pyo3::ffi::PyTuple_Pack(2, a.as_ptr(), b.as_ptr());
+        Ok(Bound::from_owned_ptr_or_err(a.py(), pair)?.cast_into_unchecked())
+    }
+}
+
+/// A `list` of `items` (None as Python's `None`), or a `MemoryError`.
+pub fn py_list<'py, T>(
+    py: Python<'py>,
+    items: Vec<Option<Bound<'py, T>>>,
+) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+    // SAFETY: PyList_New returns a new list of `len` NULL slots (or NULL with an exception set);
+    // each slot is then set exactly once to a new reference (PyList_SET_ITEM steals it).
+    unsafe {
+        let list = pyo3::ffi::PyList_New(items.len() as pyo3::ffi::Py_ssize_t);
+        let list = Bound::from_owned_ptr_or_err(py, list)?;
+        for (i, item) in items.into_iter().enumerate() {
+            let item = match item {
+                Some(item) => item.into_any(),
+                None => py.None().into_bound(py),
+            };
+            pyo3::ffi::PyList_SET_ITEM(list.as_ptr(), i as pyo3::ffi::Py_ssize_t, item.into_ptr());
+        }
+        Ok(list.cast_into_unchecked())
+    }
+}

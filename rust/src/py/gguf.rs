@@ -9,11 +9,12 @@
 
 use super::bytelevel::exceptions::CoreError;
 use super::bytelevel::loaders::{bytes_pair, merge_problem};
+use super::errors::{py_bytes, py_dict, py_list};
 use crate::bytelevel::gguf::{self, Error};
 use pyo3::buffer::PyBuffer;
 use pyo3::create_exception;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList, PyTuple};
 
 create_exception!(
     _core,
@@ -159,28 +160,28 @@ fn gguf_vocab<'py>(
         })
         .map_err(|panic| CoreError::new_err(panic.to_string()))?
         .map_err(|e| to_py(py, e, ""))?;
-    let ranks = PyDict::new(py);
+    let ranks = py_dict(py)?;
     let mut keys = Vec::with_capacity(vocab.ranks.len());
     for (data, id) in &vocab.ranks {
-        let key = PyBytes::new(py, data);
+        let key = py_bytes(py, data)?;
         ranks.set_item(&key, id)?;
         keys.push(key);
     }
     let named = |list: &[(String, u32)]| -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
+        let d = py_dict(py)?;
         for (text, id) in list {
             d.set_item(text, id)?;
         }
         Ok(d)
     };
-    let extra = PyDict::new(py);
+    let extra = py_dict(py)?;
     for (id, data) in &vocab.extra {
-        extra.set_item(id, PyBytes::new(py, data))?;
+        extra.set_item(id, py_bytes(py, data)?)?;
     }
     let pairs = vocab
         .merges
         .iter()
-        .map(|&(a, b)| bytes_pair(&keys[a as usize], &keys[b as usize]))
+        .map(|&(a, b)| bytes_pair(&keys[a as usize], &keys[b as usize]).map(Some))
         .collect::<PyResult<Vec<_>>>()?;
     let problem = match &vocab.problem {
         None => py.None().into_bound(py),
@@ -193,7 +194,7 @@ fn gguf_vocab<'py>(
             named(&vocab.special)?.into_any(),
             named(&vocab.added)?.into_any(),
             extra.into_any(),
-            PyList::new(py, pairs)?.into_any(),
+            py_list(py, pairs)?.into_any(),
             problem,
         ],
     )

@@ -5,7 +5,7 @@
 
 use super::exceptions::{guard, CoreMergeError, CoreVocabError};
 use crate::bytelevel::vocab::MergeProblem;
-use crate::py::errors::no_memory;
+use crate::py::errors::{no_memory, py_bytes, py_dict, py_list, py_pair};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 
@@ -19,9 +19,9 @@ pub(super) fn read_tiktoken<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound
                 e => CoreVocabError::new_err(e.to_string()),
             })
     })?;
-    let out = PyDict::new(py);
+    let out = py_dict(py)?;
     for (token, rank) in ranks {
-        out.set_item(PyBytes::new(py, &token), rank)?;
+        out.set_item(py_bytes(py, &token)?, rank)?;
     }
     Ok(out)
 }
@@ -34,7 +34,7 @@ pub(crate) fn bytes_pair<'py>(
     a: &Bound<'py, PyBytes>,
     b: &Bound<'py, PyBytes>,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let pair = PyTuple::new(a.py(), [a, b])?;
+    let pair = py_pair(a.as_any(), b.as_any())?;
     // SAFETY: `pair` is a live tuple owned here; untracking is allowed at any time.
     unsafe { pyo3::ffi::PyObject_GC_UnTrack(pair.as_ptr().cast()) };
     Ok(pair)
@@ -67,10 +67,11 @@ pub(super) fn gpt2_bytes<'py>(
         .iter()
         .map(|t| {
             let text = t.cast::<PyString>().ok()?.to_str().ok()?;
-            Some(PyBytes::new(py, &crate::pretokenize::gpt2_to_bytes(text)?))
+            crate::pretokenize::gpt2_to_bytes(text).map(|b| py_bytes(py, &b))
         })
-        .collect();
-    PyList::new(py, out)
+        .map(Option::transpose)
+        .collect::<PyResult<_>>()?;
+    py_list(py, out)
 }
 
 /// Merges as Hugging Face writes them (`"a b"`, the space found after the first character as
@@ -84,15 +85,16 @@ pub(super) fn merge_pairs<'py>(
 ) -> PyResult<Bound<'py, PyList>> {
     let mut seen: rustc_hash::FxHashMap<String, Option<Bound<'py, PyBytes>>> =
         rustc_hash::FxHashMap::default();
-    let mut part = |text: &str| -> Option<Bound<'py, PyBytes>> {
+    let mut part = |text: &str| -> PyResult<Option<Bound<'py, PyBytes>>> {
         if let Some(found) = seen.get(text) {
-            return found.clone();
+            return Ok(found.clone());
         }
         let bytes = crate::pretokenize::gpt2_to_bytes(text)
             .filter(|b| !b.is_empty())
-            .map(|b| PyBytes::new(py, &b));
+            .map(|b| py_bytes(py, &b))
+            .transpose()?;
         seen.insert(text.to_owned(), bytes.clone());
-        bytes
+        Ok(bytes)
     };
     let mut out = Vec::with_capacity(merges.len());
     for (index, merge) in merges.iter().enumerate() {
@@ -105,7 +107,7 @@ pub(super) fn merge_pairs<'py>(
                     let Some(cut) = line[first..].find(' ') else {
                         return Err(fail("no_space"));
                     };
-                    part(&line[..first + cut]).zip(part(&line[first + cut + 1..]))
+                    part(&line[..first + cut])?.zip(part(&line[first + cut + 1..])?)
                 }
                 Err(_) => {
                     if !line.to_string_lossy().chars().skip(1).any(|c| c == ' ') {
@@ -133,7 +135,7 @@ pub(super) fn merge_pairs<'py>(
                 return Err(fail("shape"));
             };
             match (strs[0].to_str(), strs[1].to_str()) {
-                (Ok(a), Ok(b)) => part(a).zip(part(b)),
+                (Ok(a), Ok(b)) => part(a)?.zip(part(b)?),
                 _ => None,
             }
         };
@@ -142,7 +144,7 @@ pub(super) fn merge_pairs<'py>(
             None => None,
         });
     }
-    PyList::new(py, out)
+    py_list(py, out)
 }
 
 /// `(repeated, made)` for `wwho.bytelevel.hf_files.from_hf`: whether a pair of `pairs` (the list
