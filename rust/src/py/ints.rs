@@ -75,7 +75,7 @@ impl IdInts {
     pub fn new(n: u64) -> PyResult<IdInts> {
         let n = usize::try_from(n).unwrap_or(MAX_KEPT).min(MAX_KEPT);
         let slots = crate::memory::made_by(n, || AtomicPtr::new(std::ptr::null_mut()))
-            .map_err(|e| pyo3::exceptions::PyMemoryError::new_err(e.to_string()))?;
+            .map_err(super::errors::no_memory)?;
         Ok(IdInts { slots })
     }
 
