@@ -72,8 +72,7 @@ class Started:
     ``threading.Thread``'s. In a child forked meanwhile it is not alive (the child has no such
     thread) and ``join`` returns at once."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self) -> None:
         self._pid = os.getpid()
         self._running = _thread.allocate_lock()
         self._running.acquire()  # (released as the thread ends)
@@ -96,7 +95,7 @@ def start_thread(target: Callable[[], object], *, name: str) -> Started:
     forever (python/cpython#140746). Here the wait is bounded, and a thread that starts after
     its caller gave up on it ends at once, running nothing. An exception ``target`` lets out goes
     to ``threading.excepthook``, as a ``threading.Thread``'s does."""
-    thread = Started(name)
+    thread = Started()
     first_step = _thread.allocate_lock()
     first_step.acquire()
     claimed = _thread.allocate_lock()  # taken by whichever comes first: the thread, or a caller giving up
