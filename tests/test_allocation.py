@@ -293,6 +293,7 @@ def test_loading_a_gguf_vocabulary_under_a_memory_limit_is_one_line_never_a_hang
     while high - low > 1:
         middle = (low + high) / 2
         low, high = (low, middle) if load(middle).returncode == 0 else (middle, high)
+    outcomes = set()
     for k in range(16):
         limit_mb = high - 8 + k / 2
         done = load(limit_mb)
@@ -301,6 +302,8 @@ def test_loading_a_gguf_vocabulary_under_a_memory_limit_is_one_line_never_a_hang
         assert done.returncode in (0, 2), (limit_mb, done.returncode, err[-2000:])
         if done.returncode == 2:
             assert len(lines) == 1 and lines[0].startswith("wwho: error: out of memory"), (limit_mb, lines)
+        outcomes.add(done.returncode)
+    assert 2 in outcomes, "no limit of the sweep was too small: the loading was not tried"
 
 
 #: ``wwho encode`` with its batches taken as arrays (``encode_batch_to_numpy``, each text's ids
